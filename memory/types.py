@@ -1,0 +1,127 @@
+"""Value types shared by the memory core, the providers and the lab."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from memory.errors import InvalidMessage
+
+Role = Literal["user", "assistant"]
+ROLES: tuple[str, ...] = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message; the system prompt is never a Message, it travels apart."""
+
+    role: Role
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise InvalidMessage(
+                f"unknown role {self.role!r}: a message is 'user' or 'assistant' "
+                "(the system prompt is passed separately)"
+            )
+        if not isinstance(self.content, str):
+            raise InvalidMessage(
+                f"message content must be a string, got {type(self.content).__name__}"
+            )
+
+    def as_dict(self) -> dict[str, str]:
+        """The plain {role, content} form both provider APIs accept."""
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One completed exchange: a user message and the reply it got (numbered from 1)."""
+
+    index: int
+    user: str
+    assistant: str
+
+    def messages(self) -> tuple[Message, Message]:
+        """The turn as a user message followed by an assistant message."""
+        return (Message("user", self.user), Message("assistant", self.assistant))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage as a provider billed it (input = prompt, output = completion)."""
+
+    input: int | None = None
+    output: int | None = None
+    details: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """Locally counted prompt tokens: message contents only, and with chat-template overhead."""
+
+    content: int
+    with_overhead: int
+    encoding: str
+    estimate: bool
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a model function returns to the memory core: text, plus what the call cost if known."""
+
+    text: str
+    usage: Usage | None = None
+    body: Mapping[str, Any] | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class MaintenanceCall:
+    """A model call a strategy made for its own upkeep (a summary, an extraction)."""
+
+    kind: Literal["summary", "extraction"]
+    request: Request
+    reply: str | None
+    tokens: TokenCount
+    usage: Usage | None = None
+    body: Mapping[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the call returned and its result was used."""
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Account:
+    """What a strategy did to build a request: the UI shows this, it never recomputes it."""
+
+    strategy: str
+    turn: int
+    kept_turns: tuple[int, ...] = ()
+    dropped_turns: tuple[int, ...] = ()
+    summarised_turns: tuple[int, ...] = ()
+    retrieved_turns: tuple[int, ...] = ()
+    summary: str | None = None
+    facts: Mapping[str, Any] | None = None
+    budget: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Request:
+    """What goes to the model: system text, then messages ending with the new user message."""
+
+    system: str
+    messages: tuple[Message, ...]
+    tokens: TokenCount
+    account: Account | None = None
+    maintenance: tuple[MaintenanceCall, ...] = ()
+
+
+# A model function: the memory core hands it a Request and gets a Completion back.
+# Providers adapt to this; tests pass plain fakes.
+ModelFn = Callable[[Request], Completion]
