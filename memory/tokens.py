@@ -125,8 +125,11 @@ class TokenCounter:
     def request(self, system: str, messages: Iterable[Message]) -> TokenCount:
         """Both counts for a request: contents only, and with per-message template overhead."""
         msgs = list(messages)
-        content = self.count(system) + self.count_messages(msgs)
-        framed = len(msgs) + (1 if system else 0)
+        return self.total(self.count(system) + self.count_messages(msgs), len(msgs), bool(system))
+
+    def total(self, content: int, n_messages: int, has_system: bool = True) -> TokenCount:
+        """A TokenCount from an already-summed content count (for incremental accounting)."""
+        framed = n_messages + (1 if has_system else 0)
         overhead = framed * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING
         return TokenCount(
             content=content,
@@ -134,6 +137,16 @@ class TokenCounter:
             encoding=self.encoding_name,
             estimate=self.estimate,
         )
+
+    def truncate(self, text: str, n: int) -> str:
+        """The longest prefix of `text` that is at most `n` tokens (whole tokens, then decoded)."""
+        ids = self._encoding.encode(text, disallowed_special=())
+        if len(ids) <= n:
+            return text
+        cut = self._encoding.decode(ids[:n])
+        while cut and self.count(cut) > n:  # a split multi-byte character can re-encode longer
+            cut = cut[:-1]
+        return cut
 
     def text_of_tokens(self, n: int, *, word: str = " la") -> str:
         """A filler text of exactly `n` tokens (for model-free replays with fixed reply lengths)."""

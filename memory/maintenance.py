@@ -1,0 +1,137 @@
+"""Maintenance requests a strategy sends to a model (summaries, fact extraction) and their parsers.
+
+The prompts are built here as plain Requests; the model function that answers them is passed
+in from outside, so this module needs no network and is tested with fakes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+from memory.tokens import TokenCounter
+from memory.types import MaintenanceCall, Message, ModelFn, Request, Turn
+
+T = TypeVar("T")
+
+SUMMARY_SYSTEM = (
+    "You maintain a running summary of a conversation between a user and an assistant. "
+    "Keep every name, number, amount, date, preference and decision the user stated. "
+    "Write plain prose in the third person, at most {words} words. Reply with the summary only."
+)
+
+EXTRACTION_SYSTEM = (
+    "You keep a store of facts about the user. Read the current facts and the latest turn, "
+    "then reply with JSON only, in this shape: "
+    '{"set": {"key": "value", ...}, "delete": ["key", ...]}. '
+    "Use short snake_case keys (name, monthly_salary, monthly_expenses, ...). "
+    "Set new or changed facts the user stated; delete facts the user retracted. "
+    'If nothing changed reply {"set": {}, "delete": []}.'
+)
+
+
+def transcript_text(turns: Sequence[Turn]) -> str:
+    """Turns as 'User: …' / 'Assistant: …' lines."""
+    return "\n".join(f"User: {t.user}\nAssistant: {t.assistant}" for t in turns)
+
+
+def summary_request(
+    counter: TokenCounter, previous: str | None, turns: Sequence[Turn], *, words: int = 120
+) -> Request:
+    """The request that folds `turns` into the running summary `previous`."""
+    parts = []
+    if previous:
+        parts.append(f"Current summary:\n{previous}")
+    parts.append(f"New turns to fold in:\n{transcript_text(turns)}")
+    parts.append("Write the updated summary.")
+    system = SUMMARY_SYSTEM.format(words=words)
+    messages = (Message("user", "\n\n".join(parts)),)
+    return Request(system=system, messages=messages, tokens=counter.request(system, messages))
+
+
+def extraction_request(counter: TokenCounter, facts: Mapping[str, Any], turn: Turn) -> Request:
+    """The request that asks for fact updates from the latest turn."""
+    current = json.dumps(dict(facts), ensure_ascii=False, sort_keys=True)
+    content = (
+        f"Current facts: {current}\n\nLatest turn:\n{transcript_text([turn])}\n\n"
+        "Reply with the JSON update."
+    )
+    messages = (Message("user", content),)
+    return Request(
+        system=EXTRACTION_SYSTEM,
+        messages=messages,
+        tokens=counter.request(EXTRACTION_SYSTEM, messages),
+    )
+
+
+def parse_summary(text: str) -> str:
+    """The summary text, stripped; an empty reply is an error (the old summary is kept)."""
+    summary = text.strip()
+    if not summary:
+        raise ValueError("the summariser returned an empty summary")
+    return summary
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def parse_fact_update(text: str) -> tuple[dict[str, Any], list[str]]:
+    """(facts to set, keys to delete) from an extractor reply; ValueError if it is not that JSON.
+
+    Accepts the JSON inside a code fence, and a bare object of facts as a 'set'.
+    """
+    fenced = _FENCE.search(text)
+    candidate = fenced.group(1) if fenced else text
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError(f"the extractor did not return a JSON object: {text[:80]!r}")
+    try:
+        data = json.loads(candidate[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the extractor returned invalid JSON ({exc.msg}): {text[:80]!r}") from exc
+    if not isinstance(data, dict):
+        raise ValueError("the extractor's JSON is not an object")
+    if "set" not in data and "delete" not in data:
+        data = {"set": data, "delete": []}
+    to_set, to_delete = data.get("set") or {}, data.get("delete") or []
+    if not isinstance(to_set, dict) or not isinstance(to_delete, list):
+        raise ValueError("the extractor's JSON needs 'set' as an object and 'delete' as a list")
+    clean: dict[str, Any] = {}
+    for key, value in to_set.items():
+        if not isinstance(value, str | int | float | bool) and value is not None:
+            value = json.dumps(value, ensure_ascii=False)
+        clean[str(key).strip()] = value
+    return clean, [str(k) for k in to_delete]
+
+
+def call_model(
+    kind: Literal["summary", "extraction"],
+    model: ModelFn,
+    request: Request,
+    parse: Callable[[str], T],
+) -> tuple[MaintenanceCall, T | None]:
+    """Run one maintenance call; any failure is recorded in the call, never raised."""
+    try:
+        completion = model(request)
+    except Exception as exc:  # a failing model must not fail the turn: record it
+        error = f"{kind} call failed: {type(exc).__name__}: {exc}"
+        return MaintenanceCall(kind, request, None, request.tokens, error=error), None
+    try:
+        result = parse(completion.text)
+    except ValueError as exc:
+        call = MaintenanceCall(
+            kind,
+            request,
+            completion.text,
+            request.tokens,
+            usage=completion.usage,
+            body=completion.body,
+            error=str(exc),
+        )
+        return call, None
+    call = MaintenanceCall(
+        kind, request, completion.text, request.tokens, usage=completion.usage, body=completion.body
+    )
+    return call, result

@@ -1,0 +1,160 @@
+"""The registry of strategies by name, with each one's parameters, defaults and limits.
+
+Adding a strategy: one module under memory/strategies/, one `register(...)` line below, tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memory.errors import DuplicateStrategy, InvalidParameter, UnknownStrategy
+from memory.strategies.base import Strategy
+from memory.strategies.entity import EntityMemory
+from memory.strategies.full import FullBuffer
+from memory.strategies.hybrid import Hybrid
+from memory.strategies.retrieval import Retrieval
+from memory.strategies.summary import RunningSummary
+from memory.strategies.summary_buffer import SummaryBuffer
+from memory.strategies.token_window import TokenWindow
+from memory.strategies.window import SlidingWindow
+from memory.tokens import TokenCounter
+from memory.types import ModelFn
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tunable parameter of a strategy, as the UI and the CLI show it."""
+
+    name: str
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A registered strategy: its class and the parameters it accepts."""
+
+    name: str
+    cls: type[Strategy]
+    params: tuple[Param, ...]
+
+    @property
+    def title(self) -> str:
+        return self.cls.title
+
+    @property
+    def description(self) -> str:
+        return self.cls.description
+
+    @property
+    def needs_model(self) -> bool:
+        """True when the strategy makes maintenance calls (summaries or extraction)."""
+        return self.cls.uses_summary or self.cls.uses_facts
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+
+REGISTRY: dict[str, StrategySpec] = {}
+
+
+def register(cls: type[Strategy], *params: Param) -> StrategySpec:
+    """Add a strategy class under its `name`; a name can be registered once."""
+    if cls.name in REGISTRY:
+        raise DuplicateStrategy(f"a strategy named {cls.name!r} is already registered")
+    spec = StrategySpec(cls.name, cls, params)
+    REGISTRY[cls.name] = spec
+    return spec
+
+
+K = Param("k", 3, "recent turns kept verbatim", minimum=0, maximum=100)
+BUDGET = Param("budget", 600, "token budget for the whole prompt", minimum=1, maximum=1_000_000)
+TRIGGER = Param(
+    "trigger",
+    0.8,
+    "fold old turns when the prompt passes this share of the budget",
+    minimum=0.05,
+    maximum=1.0,
+)
+PLACEMENT = Param(
+    "summary_placement", "system", "where the summary goes", choices=("system", "message")
+)
+NOTE = Param(
+    "summary_note",
+    False,
+    "tell the model that earlier turns were summarised",
+    choices=(False, True),
+)
+
+register(FullBuffer)
+register(SlidingWindow, K)
+register(TokenWindow, BUDGET)
+register(RunningSummary, PLACEMENT, NOTE)
+register(SummaryBuffer, BUDGET, TRIGGER, PLACEMENT, NOTE)
+register(EntityMemory, Param("k", 2, "recent turns kept verbatim", minimum=0, maximum=100))
+register(
+    Hybrid,
+    Param("budget", 800, BUDGET.help, minimum=1, maximum=1_000_000),
+    TRIGGER,
+    PLACEMENT,
+    NOTE,
+)
+register(
+    Retrieval,
+    Param("k", 2, "recent turns kept verbatim", minimum=0, maximum=100),
+    Param("top_k", 2, "older turns retrieved by relevance", minimum=0, maximum=20),
+)
+
+DEFAULT_LANES: tuple[str, ...] = (
+    "full",
+    "window",
+    "token_window",
+    "summary_buffer",
+    "entity",
+    "hybrid",
+)
+
+
+def spec(name: str) -> StrategySpec:
+    """The registered strategy `name`; UnknownStrategy lists the names that exist."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(REGISTRY)
+        raise UnknownStrategy(f"unknown strategy {name!r}; choose one of: {known}") from None
+
+
+def create(
+    name: str,
+    system_prompt: str,
+    *,
+    counter: TokenCounter,
+    summarize: ModelFn | None = None,
+    extract: ModelFn | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> Strategy:
+    """A new strategy instance with `params` checked against the spec (unknown names refused)."""
+    s = spec(name)
+    given = dict(params or {})
+    allowed = {p.name: p for p in s.params}
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise InvalidParameter(
+            f"{name} has no parameter {', '.join(unknown)}; it takes: {', '.join(allowed) or 'none'}"
+        )
+    for key, value in given.items():
+        p = allowed[key]
+        if p.choices and value not in p.choices:
+            raise InvalidParameter(f"{name}.{key} must be one of {p.choices}, got {value!r}")
+        if p.minimum is not None and isinstance(value, int | float) and value < p.minimum:
+            raise InvalidParameter(f"{name}.{key} must be at least {p.minimum}, got {value!r}")
+        if p.maximum is not None and isinstance(value, int | float) and value > p.maximum:
+            raise InvalidParameter(f"{name}.{key} must be at most {p.maximum}, got {value!r}")
+    options: dict[str, Any] = {**s.defaults(), **given}
+    factory: Callable[..., Strategy] = s.cls
+    return factory(system_prompt, counter=counter, summarize=summarize, extract=extract, **options)

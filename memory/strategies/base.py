@@ -1,0 +1,273 @@
+"""The strategy base: history with incremental token sums, request assembly, shared options.
+
+A strategy's life per turn: `prepare(user_text)` returns the Request to send (it may run
+maintenance first and raises ContextOverflow before touching any state when nothing fits);
+after the reply, `commit(user_text, reply)` stores the turn and returns the maintenance
+calls it made (summary updates, fact extraction). A turn that failed is simply not committed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal
+
+from memory.errors import ContextOverflow, InvalidMessage, InvalidParameter
+from memory.maintenance import call_model, parse_summary, summary_request
+from memory.tokens import TokenCounter
+from memory.types import Account, MaintenanceCall, Message, ModelFn, Request, Turn
+
+Placement = Literal["system", "message"]
+SUMMARY_NOTE = (
+    "(Earlier turns of this conversation were summarised; details may be missing. "
+    "Ask the user if you need specifics.)"
+)
+SUMMARY_ACK = "Understood, I will keep that summary in mind."
+
+
+def check_user_text(text: object) -> str:
+    """The user's message if it can be sent; InvalidMessage with the reason otherwise."""
+    if not isinstance(text, str):
+        raise InvalidMessage(f"a message must be text, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidMessage("the message is empty: type something before sending")
+    return text
+
+
+class History:
+    """Completed turns with per-turn token counts and prefix sums (O(1) range totals)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.turns: list[Turn] = []
+        self._messages: list[tuple[Message, Message]] = []
+        self._prefix: list[int] = [0]  # _prefix[i] = tokens of turns 1..i
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    def append(self, user: str, assistant: str) -> Turn:
+        """Store a finished turn and count it once."""
+        turn = Turn(len(self.turns) + 1, user, assistant)
+        self.turns.append(turn)
+        self._messages.append(turn.messages())
+        tokens = self.counter.count(user) + self.counter.count(assistant)
+        self._prefix.append(self._prefix[-1] + tokens)
+        return turn
+
+    def turn(self, index: int) -> Turn:
+        """Turn `index` (1-based)."""
+        return self.turns[index - 1]
+
+    def messages(self, indices: Iterable[int]) -> list[Message]:
+        """The user/assistant messages of the given turns, in the order given."""
+        out: list[Message] = []
+        for i in indices:
+            out.extend(self._messages[i - 1])
+        return out
+
+    def tokens(self, indices: Sequence[int]) -> int:
+        """Content tokens of the given turns (ascending); contiguous ranges cost O(1)."""
+        if not indices:
+            return 0
+        first, last = indices[0], indices[-1]
+        if last - first + 1 == len(indices):
+            return self._prefix[last] - self._prefix[first - 1]
+        return sum(self._prefix[i] - self._prefix[i - 1] for i in indices)
+
+
+class Strategy:
+    """Base of every strategy. Subclasses implement `_build` and, if they need it, `_after_turn`."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    uses_summary: ClassVar[bool] = False
+    uses_facts: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        system_prompt: str,
+        *,
+        counter: TokenCounter,
+        summarize: ModelFn | None = None,
+        extract: ModelFn | None = None,
+        summary_placement: Placement = "system",
+        summary_note: bool = False,
+        trigger: float = 0.8,
+        summary_words: int = 120,
+    ) -> None:
+        if not isinstance(system_prompt, str):
+            raise InvalidParameter("the system prompt must be text")
+        if summary_placement not in ("system", "message"):
+            raise InvalidParameter("summary_placement is 'system' or 'message'")
+        if not 0 < trigger <= 1:
+            raise InvalidParameter(f"trigger is a fraction of the budget in (0, 1], got {trigger}")
+        if self.uses_summary and summarize is None:
+            raise InvalidParameter(f"the {self.name} strategy needs a summariser model function")
+        if self.uses_facts and extract is None:
+            raise InvalidParameter(f"the {self.name} strategy needs an extractor model function")
+        self.system_prompt = system_prompt
+        self.counter = counter
+        self.summarize = summarize
+        self.extract = extract
+        self.summary_placement: Placement = summary_placement
+        self.summary_note = summary_note
+        self.trigger = trigger
+        self.summary_words = summary_words
+        self.history = History(counter)
+        self.summary: str | None = None
+        self.summarised: list[int] = []  # turns folded into the summary: always 1..m
+        self.facts: dict[str, Any] = {}
+        self.summary_truncated: int | None = None  # the cap, once a summary had to be cut
+
+    # --- the per-turn protocol -------------------------------------------------------------
+
+    def prepare(self, user_text: str) -> Request:
+        """The Request for the next turn (state is unchanged if this raises)."""
+        return self._build(check_user_text(user_text))
+
+    def commit(self, user_text: str, reply: str) -> tuple[MaintenanceCall, ...]:
+        """Store the completed turn; returns the maintenance calls made to update memory."""
+        check_user_text(user_text)
+        if not isinstance(reply, str):
+            raise InvalidMessage(f"a reply must be text, got {type(reply).__name__}")
+        turn = self.history.append(user_text, reply)
+        return tuple(self._after_turn(turn))
+
+    def _build(self, user_text: str) -> Request:
+        raise NotImplementedError
+
+    def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
+        return []
+
+    # --- assembly helpers -----------------------------------------------------------------
+
+    def system_text(self, summary: str | None = None) -> str:
+        """The system prompt, unchanged, then the entity block and summary where they apply."""
+        parts = [self.system_prompt]
+        if self.uses_facts and self.facts:
+            facts = json.dumps(self.facts, ensure_ascii=False, sort_keys=True)
+            parts.append(f"Known facts about the user: {facts}")
+        if summary and self.summary_placement == "system":
+            parts.append(f"Summary of the earlier conversation: {summary}")
+        if summary and self.summary_note:
+            parts.append(SUMMARY_NOTE)
+        return "\n\n".join(parts)
+
+    def summary_messages(self, summary: str | None) -> list[Message]:
+        """The summary as a user/assistant pair before the recent turns, if placed there."""
+        if not summary or self.summary_placement != "message":
+            return []
+        return [
+            Message("user", f"Summary of our earlier conversation: {summary}"),
+            Message("assistant", SUMMARY_ACK),
+        ]
+
+    def fixed_tokens(self, user_text: str, summary: str | None) -> int:
+        """Tokens every request of this state carries: system text, summary, new message."""
+        extra = self.summary_messages(summary)
+        return (
+            self.counter.count(self.system_text(summary))
+            + self.counter.count_messages(extra)
+            + self.counter.count(user_text)
+        )
+
+    def newest_fitting(self, candidates: Sequence[int], room: int) -> list[int]:
+        """The newest whole turns of `candidates` (ascending) whose tokens fit in `room`."""
+        kept: list[int] = []
+        used = 0
+        for index in reversed(candidates):
+            cost = self.history.tokens([index])
+            if used + cost > room:
+                break
+            kept.append(index)
+            used += cost
+        kept.reverse()
+        return kept
+
+    def check_fits(self, user_text: str, summary: str | None, budget: int) -> None:
+        """ContextOverflow if the request cannot fit `budget` even with no history."""
+        needed = self.fixed_tokens(user_text, summary)
+        if needed > budget:
+            what = "the system prompt and the new message"
+            if summary:
+                what = "the system prompt, the summary and the new message"
+            raise ContextOverflow(needed, budget, what=what)
+
+    def fold(self, turns: Sequence[int]) -> MaintenanceCall:
+        """Fold `turns` into the running summary; on failure the old summary stays."""
+        assert self.summarize is not None
+        # the summary always covers a prefix of the history: 1..len(summarised)
+        assert list(turns) == list(
+            range(len(self.summarised) + 1, len(self.summarised) + 1 + len(turns))
+        )
+        request = summary_request(
+            self.counter,
+            self.summary,
+            [self.history.turn(i) for i in turns],
+            words=self.summary_words,
+        )
+        call, summary = call_model("summary", self.summarize, request, parse_summary)
+        if summary is not None:
+            cap = self.summary_cap()
+            if cap is not None and self.counter.count(summary) > cap:
+                summary = self.counter.truncate(summary, cap)
+                self.summary_truncated = cap
+            self.summary = summary
+            self.summarised.extend(turns)
+        return call
+
+    def summary_cap(self) -> int | None:
+        """The most tokens a summary may take (None: no cap). Budgeted strategies set one."""
+        return None
+
+    def request(
+        self,
+        user_text: str,
+        verbatim: Sequence[int],
+        *,
+        budget: int | None = None,
+        retrieved: Sequence[int] = (),
+        maintenance: Sequence[MaintenanceCall] = (),
+        notes: Sequence[str] = (),
+    ) -> Request:
+        """Assemble the Request: system text, summary pair, the given turns, the new message."""
+        summary = self.summary
+        system = self.system_text(summary)
+        extra = self.summary_messages(summary)
+        messages = [*extra, *self.history.messages(verbatim), Message("user", user_text)]
+        content = (
+            self.counter.count(system)
+            + self.counter.count_messages(extra)
+            + self.history.tokens(verbatim)
+            + self.counter.count(user_text)
+        )
+        tokens = self.counter.total(content, len(messages), has_system=bool(system))
+        if budget is not None and content > budget:  # a bug, not a user error: never send it
+            raise AssertionError(f"{self.name} built {content} tokens over its budget {budget}")
+        if self.summary_truncated is not None and summary:
+            notes = [*notes, f"the summary was cut to {self.summary_truncated} tokens to fit"]
+        included = set(verbatim)
+        dropped = tuple(
+            i for i in range(len(self.summarised) + 1, len(self.history) + 1) if i not in included
+        )
+        account = Account(
+            strategy=self.name,
+            turn=len(self.history) + 1,
+            kept_turns=tuple(verbatim),
+            dropped_turns=dropped,
+            summarised_turns=tuple(self.summarised),
+            retrieved_turns=tuple(retrieved),
+            summary=summary,
+            facts=dict(self.facts) if self.uses_facts else None,
+            budget=budget,
+            notes=tuple(notes),
+        )
+        return Request(
+            system=system,
+            messages=tuple(messages),
+            tokens=tokens,
+            account=account,
+            maintenance=tuple(maintenance),
+        )

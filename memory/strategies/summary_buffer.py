@@ -1,0 +1,93 @@
+"""Summary buffer: recent turns verbatim within a token budget, older turns folded into a summary.
+
+Unlike LangChain's ConversationSummaryBufferMemory, the summary's own tokens count against
+the budget (a summary longer than half the room left by the system text is cut to fit,
+and the cut is noted). After each turn, when the resting prompt (system text with summary, plus the
+buffered turns) exceeds `trigger` x budget, the oldest turns are folded into the summary
+until it no longer does. Before a turn, if the new message would push the request over the
+budget, the oldest buffered turns are folded (or, if the summariser fails, left out).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from memory.strategies.base import Strategy
+from memory.strategies.token_window import check_budget
+from memory.types import MaintenanceCall, Request, Turn
+
+
+class SummaryBuffer(Strategy):
+    """Recent turns verbatim within `budget`; what falls out is summarised, not dropped."""
+
+    name = "summary_buffer"
+    title = "Summary buffer"
+    description = (
+        "Recent turns verbatim within a token budget; older ones folded into a running summary."
+    )
+    uses_summary = True
+
+    def __init__(self, system_prompt: str, *, budget: int = 600, **options: Any) -> None:
+        super().__init__(system_prompt, **options)
+        self.budget = check_budget(budget, self.counter.count(system_prompt))
+
+    @property
+    def threshold(self) -> int:
+        """Resting tokens above which older turns are folded: floor(trigger x budget)."""
+        return math.floor(self.trigger * self.budget)
+
+    def summary_cap(self) -> int:
+        """Half of what the budget leaves after the system text: the rest is for turns."""
+        return max(1, (self.budget - self.counter.count(self.system_text(None))) // 2)
+
+    def buffer(self) -> list[int]:
+        """Turns not yet folded into the summary, oldest first."""
+        return list(range(len(self.summarised) + 1, len(self.history) + 1))
+
+    def resting_tokens(self) -> int:
+        """System text (with summary and facts), summary messages and the buffered turns."""
+        return (
+            self.counter.count(self.system_text(self.summary))
+            + self.counter.count_messages(self.summary_messages(self.summary))
+            + self.history.tokens(self.buffer())
+        )
+
+    def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
+        calls = self.extra_maintenance(turn)
+        calls.extend(self.compress(self.threshold))
+        return calls
+
+    def extra_maintenance(self, turn: Turn) -> list[MaintenanceCall]:
+        """Hook for subclasses that do more upkeep after a turn (hybrid: fact extraction)."""
+        return []
+
+    def compress(self, limit: int, *, reserve: int = 0) -> list[MaintenanceCall]:
+        """Fold oldest buffered turns until resting tokens + `reserve` <= `limit` (or a fold fails)."""
+        calls: list[MaintenanceCall] = []
+        while self.resting_tokens() + reserve > limit and self.buffer():
+            buffer = self.buffer()
+            # fold the fewest oldest turns that bring the buffer under the limit (at least one)
+            excess = self.resting_tokens() + reserve - limit
+            count, freed = 0, 0
+            while count < len(buffer) and freed < excess:
+                freed += self.history.tokens([buffer[count]])
+                count += 1
+            call = self.fold(buffer[:count])
+            calls.append(call)
+            if not call.ok:
+                break
+        return calls
+
+    def _build(self, user_text: str) -> Request:
+        self.check_fits(user_text, self.summary, self.budget)
+        new_tokens = self.counter.count(user_text)
+        calls = self.compress(self.budget, reserve=new_tokens)
+        # a grown summary may no longer fit with the new message
+        self.check_fits(user_text, self.summary, self.budget)
+        room = self.budget - self.fixed_tokens(user_text, self.summary)
+        kept = self.newest_fitting(self.buffer(), room)
+        notes = []
+        if len(kept) < len(self.buffer()):
+            notes.append("the summariser failed: the oldest buffered turns were left out this turn")
+        return self.request(user_text, kept, budget=self.budget, maintenance=calls, notes=notes)
