@@ -34,6 +34,14 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self._lengths)
 
+    def copy(self) -> BM25Index:
+        """An independent copy (postings are copied; they change as documents are added)."""
+        other = BM25Index(k1=self.k1, b=self.b)
+        other._lengths = dict(self._lengths)
+        other._postings = defaultdict(dict, {t: dict(p) for t, p in self._postings.items()})
+        other._total_length = self._total_length
+        return other
+
     def add(self, doc_id: int, text: str) -> None:
         """Index one document (ids must be new)."""
         if doc_id in self._lengths:

@@ -8,8 +8,9 @@ calls it made (summary updates, fact extraction). A turn that failed is simply n
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from memory.errors import ContextOverflow, InvalidMessage, InvalidParameter
@@ -40,7 +41,7 @@ class History:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.turns: list[Turn] = []
-        self._messages: list[tuple[Message, Message]] = []
+        self._flat: list[Message] = []  # turn i's messages at 2(i-1), 2(i-1)+1
         self._prefix: list[int] = [0]  # _prefix[i] = tokens of turns 1..i
 
     def __len__(self) -> int:
@@ -50,20 +51,33 @@ class History:
         """Store a finished turn and count it once."""
         turn = Turn(len(self.turns) + 1, user, assistant)
         self.turns.append(turn)
-        self._messages.append(turn.messages())
+        self._flat.extend(turn.messages())
         tokens = self.counter.count(user) + self.counter.count(assistant)
         self._prefix.append(self._prefix[-1] + tokens)
         return turn
+
+    def copy(self) -> History:
+        """An independent copy sharing the (immutable) turns and the counter."""
+        other = History(self.counter)
+        other.turns = list(self.turns)
+        other._flat = list(self._flat)
+        other._prefix = list(self._prefix)
+        return other
 
     def turn(self, index: int) -> Turn:
         """Turn `index` (1-based)."""
         return self.turns[index - 1]
 
-    def messages(self, indices: Iterable[int]) -> list[Message]:
-        """The user/assistant messages of the given turns, in the order given."""
+    def messages(self, indices: Sequence[int]) -> list[Message]:
+        """The user/assistant messages of the given turns (ascending); ranges are one slice."""
+        if not indices:
+            return []
+        first, last = indices[0], indices[-1]
+        if last - first + 1 == len(indices):
+            return self._flat[2 * (first - 1) : 2 * last]
         out: list[Message] = []
         for i in indices:
-            out.extend(self._messages[i - 1])
+            out.extend(self._flat[2 * (i - 1) : 2 * i])
         return out
 
     def tokens(self, indices: Sequence[int]) -> int:
@@ -134,6 +148,18 @@ class Strategy:
             raise InvalidMessage(f"a reply must be text, got {type(reply).__name__}")
         turn = self.history.append(user_text, reply)
         return tuple(self._after_turn(turn))
+
+    def fork(self) -> Strategy:
+        """An independent copy of this strategy's state, e.g. to probe without changing it."""
+        other = copy.copy(self)
+        other.history = self.history.copy()
+        other.summarised = list(self.summarised)
+        other.facts = dict(self.facts)
+        self._fork_extra(other)
+        return other
+
+    def _fork_extra(self, other: Strategy) -> None:
+        """Subclasses with more mutable state copy it here."""
 
     def _build(self, user_text: str) -> Request:
         raise NotImplementedError
@@ -222,6 +248,17 @@ class Strategy:
         """The most tokens a summary may take (None: no cap). Budgeted strategies set one."""
         return None
 
+    def _dropped(self, verbatim: Sequence[int]) -> tuple[int, ...]:
+        """Turns neither sent verbatim nor in the summary (C-speed when `verbatim` is a range)."""
+        start, end = len(self.summarised) + 1, len(self.history) + 1
+        if not verbatim:
+            return tuple(range(start, end))
+        first, last = verbatim[0], verbatim[-1]
+        if last - first + 1 == len(verbatim) and first >= start:
+            return tuple(range(start, first)) + tuple(range(last + 1, end))
+        included = set(verbatim)
+        return tuple(i for i in range(start, end) if i not in included)
+
     def request(
         self,
         user_text: str,
@@ -248,10 +285,7 @@ class Strategy:
             raise AssertionError(f"{self.name} built {content} tokens over its budget {budget}")
         if self.summary_truncated is not None and summary:
             notes = [*notes, f"the summary was cut to {self.summary_truncated} tokens to fit"]
-        included = set(verbatim)
-        dropped = tuple(
-            i for i in range(len(self.summarised) + 1, len(self.history) + 1) if i not in included
-        )
+        dropped = self._dropped(verbatim)
         account = Account(
             strategy=self.name,
             turn=len(self.history) + 1,

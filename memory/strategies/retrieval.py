@@ -36,6 +36,10 @@ class Retrieval(Strategy):
         notes = [f"turn {d}: BM25 score {s:.2f}" for d, s in sorted(hits)]
         return self.request(user_text, retrieved + recent, retrieved=retrieved, notes=notes)
 
+    def _fork_extra(self, other: Strategy) -> None:
+        assert isinstance(other, Retrieval)
+        other.index = self.index.copy()
+
     def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
         self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
         return []

@@ -1,0 +1,107 @@
+"""Benchmark the memory core: a generated 1,000-turn conversation through all eight strategies.
+
+Prints the total time, the per-turn accounting time at turn 1,000 over turn 10 (target
+<= 1.5), each strategy's prepare+commit time at turn 10 and turn 1,000, and peak memory.
+Fake summariser and extractor (instant), so only the core's own work is measured.
+
+    .venv/bin/python bench/bench_memory.py [--turns 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lab import fincoach  # noqa: E402
+from memory.registry import REGISTRY, create  # noqa: E402
+from memory.tokens import TokenCounter  # noqa: E402
+from memory.types import Completion, Request  # noqa: E402
+
+TOPICS = ["salary", "rent", "SIP", "mutual fund", "FD", "insurance", "tax", "loan", "gold"]
+
+
+def fake_model(request: Request) -> Completion:
+    if "JSON" in request.system:
+        return Completion('{"set": {"topic": "money"}, "delete": []}')
+    return Completion("The user discussed their finances: salary, rent and savings goals.")
+
+
+def user_message(rng: random.Random, i: int) -> str:
+    topic = rng.choice(TOPICS)
+    amount = rng.randrange(1_000, 200_000, 500)
+    return f"Turn {i}: I want to talk about my {topic}. It is about ₹{amount:,} a month. Advice?"
+
+
+def median_around(series: dict[int, float], turn: int) -> float:
+    """Median over the five turns ending at `turn` (one slow outlier does not decide)."""
+    return statistics.median(series[j] for j in range(max(1, turn - 4), turn + 1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="memory core benchmark")
+    parser.add_argument("--turns", type=int, default=1000)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    counter = TokenCounter()
+    reply = counter.text_of_tokens(80)
+    strategies = {
+        name: create(
+            name, fincoach.SYSTEM_PROMPT, counter=counter, summarize=fake_model, extract=fake_model
+        )
+        for name in REGISTRY
+    }
+    accounting: dict[int, float] = {}
+    step: dict[str, dict[int, float]] = {name: {} for name in strategies}
+    started = time.perf_counter()
+    for i in range(1, args.turns + 1):
+        text = user_message(rng, i)
+        spent = 0.0
+        for name, strategy in strategies.items():
+            t0 = time.perf_counter()
+            request = strategy.prepare(text)
+            strategy.commit(text, reply)
+            step[name][i] = time.perf_counter() - t0
+            # accounting: the request's token count as the strategy computes it — each text
+            # counted once and cached, history ranges summed in O(1) from prefix sums
+            a0 = time.perf_counter()
+            assert request.account is not None
+            counter.total(
+                counter.count(request.system)
+                + strategy.history.tokens(request.account.kept_turns)
+                + counter.count(text),
+                len(request.messages),
+            )
+            spent += time.perf_counter() - a0
+        accounting[i] = spent
+    total = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    last = args.turns
+    print(f"turns: {last} x {len(strategies)} strategies, 80-token replies")
+    print(f"total time: {total:.2f} s")
+    a10, alast = median_around(accounting, 10), median_around(accounting, last)
+    print(
+        f"accounting per turn (8 strategies): turn 10 {a10 * 1e6:.1f} us, "
+        f"turn {last} {alast * 1e6:.1f} us, ratio {alast / a10:.2f} (target <= 1.5)"
+    )
+    print("prepare+commit per strategy:")
+    for name, strategy in strategies.items():
+        r = strategy.prepare("What is my salary?")
+        s10, slast = median_around(step[name], 10), median_around(step[name], last)
+        print(
+            f"  {name:15s} turn 10 {s10 * 1e6:6.0f} us | turn {last} {slast * 1e6:6.0f} us "
+            f"| ratio {slast / s10:5.2f} | next prompt {r.tokens.content:>7,} tokens, "
+            f"{len(r.messages):>5} messages"
+        )
+    print(f"peak RSS of the process: {peak_mb:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""A strategy as the lab's tools choose it: a registered name plus parameters, with a label.
+
+`parse_choice("window:k=3")` reads the CLI form; values are typed after the parameter's
+default (int, float, bool or text) and checked against the registry's limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.errors import InvalidParameter, UnknownStrategy
+from memory.registry import REGISTRY, spec
+
+
+@dataclass(frozen=True)
+class StrategyChoice:
+    """A strategy to run, by registry name, with the parameters that differ from defaults."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """'window (k=3)': the name, then every parameter value (defaults included)."""
+        values = {**spec(self.name).defaults(), **dict(self.params)}
+        shown = [f"{k}={_show(v)}" for k, v in values.items() if k in _SHOWN.get(self.name, ())]
+        return f"{self.name} ({', '.join(shown)})" if shown else self.name
+
+    @property
+    def title(self) -> str:
+        return spec(self.name).title
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(self.params), "label": self.label}
+
+
+# The parameters worth showing in a label (the ones that change what is kept).
+_SHOWN: dict[str, tuple[str, ...]] = {
+    "window": ("k",),
+    "token_window": ("budget",),
+    "summary_buffer": ("budget",),
+    "entity": ("k",),
+    "hybrid": ("budget",),
+    "retrieval": ("k", "top_k"),
+}
+
+
+def _show(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _coerce(name: str, key: str, raw: str) -> Any:
+    params = {p.name: p for p in spec(name).params}
+    if key not in params:
+        allowed = ", ".join(params) or "none"
+        raise InvalidParameter(f"{name} has no parameter {key!r}; it takes: {allowed}")
+    default = params[key].default
+    try:
+        if isinstance(default, bool):
+            lowered = raw.strip().lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(raw)
+            value: Any = lowered in ("true", "1", "yes")
+        elif isinstance(default, int):
+            value = int(raw)
+        elif isinstance(default, float):
+            value = float(raw)
+        else:
+            value = raw.strip()
+    except ValueError:
+        kind = type(default).__name__
+        raise InvalidParameter(f"{name}.{key} must be a {kind}, got {raw!r}") from None
+    p = params[key]
+    if p.choices and value not in p.choices:
+        raise InvalidParameter(f"{name}.{key} must be one of {p.choices}, got {value!r}")
+    if p.minimum is not None and value < p.minimum:
+        raise InvalidParameter(f"{name}.{key} must be at least {p.minimum}, got {value!r}")
+    if p.maximum is not None and value > p.maximum:
+        raise InvalidParameter(f"{name}.{key} must be at most {p.maximum}, got {value!r}")
+    return value
+
+
+def parse_choice(text: str) -> StrategyChoice:
+    """'name' or 'name:key=value,key=value' -> a StrategyChoice (errors say what is wrong)."""
+    name, _, rest = text.strip().partition(":")
+    name = name.strip()
+    if name not in REGISTRY:
+        raise UnknownStrategy(
+            f"unknown strategy {name!r}; choose one of: {', '.join(REGISTRY)}"
+        )
+    params: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, raw = item.partition("=")
+        if not eq:
+            raise InvalidParameter(f"write parameters as key=value, got {item!r} in {text!r}")
+        params[key.strip()] = _coerce(name, key.strip(), raw)
+    return StrategyChoice(name, params)

@@ -1,0 +1,163 @@
+"""Plotly figures for the main page and the exports (no streamlit here: exports reuse them).
+
+Built for a projector: large fonts, thick lines, one colour per strategy everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from lab.lanes import LaneTurn
+
+COLORS: dict[str, str] = {
+    "full": "#7B3FE4",
+    "window": "#E4572E",
+    "token_window": "#F3A712",
+    "summary": "#29B6F6",
+    "summary_buffer": "#0B7A75",
+    "entity": "#D81B60",
+    "hybrid": "#2E7D32",
+    "retrieval": "#5D4037",
+}
+FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 15, "color": "#1f2937"}
+
+
+def color(name: str) -> str:
+    return COLORS.get(name, "#555555")
+
+
+def _layout(fig: go.Figure, *, title: str, height: int, legend_below: bool = True) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "font": {"size": 18}, "x": 0.01, "xanchor": "left"},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        font=FONT,
+        plot_bgcolor="white",
+        paper_bgcolor="white",
+        hovermode="x unified",
+        legend={"orientation": "h", "y": -0.25, "x": 0} if legend_below else {},
+    )
+    fig.update_xaxes(
+        title_text="turn", dtick=1 if _max_turn(fig) <= 12 else None, gridcolor="#e5e7eb"
+    )
+    fig.update_yaxes(gridcolor="#e5e7eb", rangemode="tozero")
+    return fig
+
+
+def _max_turn(fig: go.Figure) -> int:
+    turns = [x for trace in fig.data for x in (trace.x or ())]
+    return int(max(turns)) if turns else 0
+
+
+def charted(records: Sequence[LaneTurn]) -> list[LaneTurn]:
+    """The turns that produced a request (an overflow sent nothing, so it has no point)."""
+    return [r for r in records if r.counted > 0]
+
+
+def lane_figure(name: str, records: Sequence[LaneTurn], *, height: int = 300) -> go.Figure:
+    """One lane: prompt tokens counted and billed, maintenance tokens, and the running total."""
+    rows = charted(records)
+    turns = [r.turn for r in rows]
+    fig = go.Figure()
+    fig.add_bar(
+        x=turns,
+        y=[r.maintenance_tokens for r in rows],
+        name="upkeep calls",
+        marker_color="#cbd5e1",
+    )
+    fig.add_scatter(
+        x=turns,
+        y=[r.counted for r in rows],
+        name="prompt (counted)",
+        mode="lines+markers",
+        line={"color": color(name), "width": 3},
+        marker={"size": 8},
+    )
+    billed = [(r.turn, r.billed_input) for r in rows if r.billed_input is not None]
+    if billed:
+        fig.add_scatter(
+            x=[t for t, _ in billed],
+            y=[b for _, b in billed],
+            name="prompt (billed)",
+            mode="lines+markers",
+            line={"color": color(name), "width": 2, "dash": "dot"},
+            marker={"size": 6, "symbol": "diamond"},
+        )
+    fig.add_scatter(
+        x=turns,
+        y=cumulative(rows),
+        name="all tokens so far",
+        mode="lines",
+        line={"color": "#374151", "width": 2, "dash": "dash"},
+        yaxis="y2",
+    )
+    fig.update_layout(
+        yaxis={"title": {"text": "tokens per call"}},
+        yaxis2={
+            "title": {"text": "so far"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+        },
+    )
+    return _layout(fig, title="Tokens per turn", height=height)
+
+
+def cumulative(records: Sequence[LaneTurn]) -> list[int]:
+    """Running total of everything a lane sent and received: prompts, replies, upkeep."""
+    total, out = 0, []
+    for r in records:
+        prompt = r.billed_input if r.billed_input is not None else r.counted
+        total += prompt + (r.billed_output or 0) + r.maintenance_tokens
+        out.append(total)
+    return out
+
+
+def comparison_figure(
+    records: Mapping[str, Sequence[LaneTurn]], titles: Mapping[str, str], *, height: int = 430
+) -> go.Figure:
+    """All lanes' prompt tokens per turn on one chart: the picture for a stakeholder."""
+    fig = go.Figure()
+    for name, recs in records.items():
+        rows = charted(recs)
+        fig.add_scatter(
+            x=[r.turn for r in rows],
+            y=[r.counted for r in rows],
+            name=titles.get(name, name),
+            mode="lines+markers",
+            line={"color": color(name), "width": 4},
+            marker={"size": 9},
+        )
+    fig.update_yaxes(title_text="prompt tokens sent")
+    return _layout(fig, title="Prompt tokens per turn, by strategy", height=height)
+
+
+def cumulative_figure(
+    records: Mapping[str, Sequence[LaneTurn]], titles: Mapping[str, str], *, height: int = 430
+) -> go.Figure:
+    """All lanes' running total of tokens (prompts + replies + upkeep calls)."""
+    fig = go.Figure()
+    for name, recs in records.items():
+        rows = charted(recs)
+        fig.add_scatter(
+            x=[r.turn for r in rows],
+            y=cumulative(rows),
+            name=titles.get(name, name),
+            mode="lines+markers",
+            line={"color": color(name), "width": 4},
+            marker={"size": 9},
+        )
+    fig.update_yaxes(title_text="tokens so far")
+    return _layout(fig, title="Total tokens over the conversation", height=height)
+
+
+def figure_points(fig: go.Figure, trace_name: str) -> list[tuple[Any, Any]]:
+    """(x, y) points of a named trace: for tests and exports."""
+    for trace in fig.data:
+        if trace.name == trace_name:
+            return list(zip(trace.x or (), trace.y or (), strict=False))
+    raise KeyError(trace_name)

@@ -1,0 +1,154 @@
+"""How one lane is drawn in its column: header, conversation, streamed reply, figures, payload."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import streamlit as st
+
+from lab.lanes import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
+from ui.charts import lane_figure
+
+
+def turn_ranges(turns: Sequence[int]) -> str:
+    """[1,2,3,5] -> '1–3, 5'; empty -> '—'."""
+    if not turns:
+        return "—"
+    parts: list[str] = []
+    start = prev = turns[0]
+    for t in [*turns[1:], None]:
+        if t is not None and t == prev + 1:
+            prev = t
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+        if t is not None:
+            start = prev = t
+    return ", ".join(parts)
+
+
+def header(lane: Lane) -> None:
+    params = ", ".join(f"{k}={v}" for k, v in lane.params.items() if k in _shown(lane))
+    st.markdown(f"#### {lane.title}")
+    st.caption(lane.spec.description + (f"  \n`{params}`" if params else ""))
+
+
+def _shown(lane: Lane) -> set[str]:
+    return {"k", "budget", "top_k", "trigger"}
+
+
+def conversation(lane: Lane, *, upto: int) -> None:
+    """Earlier turns as this lane saw them (failed turns marked), collapsed."""
+    earlier = [r for r in lane.turns if r.turn < upto]
+    if not earlier:
+        return
+    with st.expander(f"Conversation ({len(earlier)} earlier turns)", expanded=False):
+        for r in earlier:
+            st.markdown(f"**You · {r.turn}:** {r.user}")
+            if r.ok:
+                st.markdown(f"**{lane.title}:** {r.reply}")
+            else:
+                st.markdown(f":red[**turn {r.turn} {r.status}** — not in this lane's memory]")
+
+
+def status_line(record: LaneTurn) -> None:
+    if record.status == OVERFLOW:
+        st.warning(f"Not sent: {record.error}")
+    elif record.status == ERROR:
+        st.error(f"{record.error_kind}: {record.error}")
+    elif record.status == INCOMPLETE:
+        st.warning(f"Reply cut off ({record.error_kind}: {record.error}); not kept in memory.")
+
+
+def reply_box(text: str, *, height: int = 230) -> Callable[[str], None]:
+    """A fixed-height box showing `text`; returns a function that appends streamed text."""
+    box = st.container(height=height, border=True)
+    slot = box.empty()
+    slot.markdown(text or "…")
+    shown = [text]
+
+    def append(delta: str) -> None:
+        shown[0] += delta
+        slot.markdown(shown[0] + " ▌")
+
+    return append
+
+
+def figures(record: LaneTurn, *, price: tuple[float, float] | None, window: int | None) -> None:
+    """This turn's numbers, small enough for a narrow column."""
+    billed = record.billed_input
+    diff = f" (+{billed - record.counted} template)" if billed is not None else ""
+    rows = [
+        ("prompt, counted", f"{record.counted:,}" + (" est." if record.estimate else "")),
+        ("prompt, billed", f"{billed:,}{diff}" if billed is not None else "n/a"),
+        ("completion", f"{record.billed_output:,}" if record.billed_output is not None else "n/a"),
+        ("upkeep calls", f"{len(record.maintenance)} · {record.maintenance_tokens:,} tok"),
+        ("messages sent", f"{record.n_messages}"),
+    ]
+    if record.latency_s is not None:
+        ttft = f" · first token {record.ttft_s:.2f}s" if record.ttft_s is not None else ""
+        rows.append(("time", f"{record.latency_s:.2f}s{ttft}"))
+    st.markdown(
+        "\n".join(
+            f"| {k} | {v} |" if i else f"| {k} | {v} |\n|:--|--:|" for i, (k, v) in enumerate(rows)
+        )
+    )
+
+
+def payload(record: LaneTurn) -> None:
+    """The exact body sent this turn, what the strategy kept/dropped, and its upkeep calls."""
+    acc = record.account or {}
+    label = f"Payload · turn {record.turn}"
+    with st.expander(label, expanded=False):
+        st.markdown(
+            f"kept verbatim: **{turn_ranges(acc.get('kept', []))}** · "
+            f"dropped: **{turn_ranges(acc.get('dropped', []))}** · "
+            f"summarised: **{turn_ranges(acc.get('summarised', []))}**"
+            + (f" · retrieved: **{turn_ranges(acc['retrieved'])}**" if acc.get("retrieved") else "")
+        )
+        for note in acc.get("notes", []):
+            st.caption(note)
+        if record.body is not None:
+            st.code(json.dumps(record.body, indent=2, ensure_ascii=False), language="json")
+        else:
+            st.caption("nothing was sent this turn")
+        for i, call in enumerate(record.maintenance, 1):
+            outcome = "ok" if call["ok"] else f"failed: {call['error']}"
+            st.markdown(
+                f"**upkeep {i}: {call['kind']}** — {outcome} · "
+                f"in {call['input']:,} / out {call['output']:,} tokens"
+            )
+            st.code(json.dumps(call["body"], indent=2, ensure_ascii=False), language="json")
+            if call.get("reply"):
+                st.caption(f"reply: {call['reply'][:400]}")
+
+
+def chart(lane: Lane, *, key: str, height: int = 280) -> None:
+    st.plotly_chart(
+        lane_figure(lane.name, lane.turns, height=height),
+        width="stretch",
+        key=key,
+        config={"displayModeBar": False},
+    )
+
+
+def cost_of(record: LaneTurn, price: tuple[float, float] | None) -> float | None:
+    """Estimated cost of this turn in USD (prompt + completion + upkeep), or None."""
+    if price is None:
+        return None
+    prompt = record.billed_input if record.billed_input is not None else record.counted
+    out = record.billed_output or 0
+    upkeep_in = sum(m["input"] for m in record.maintenance)
+    upkeep_out = sum(m["output"] for m in record.maintenance)
+    return ((prompt + upkeep_in) * price[0] + (out + upkeep_out) * price[1]) / 1_000_000
+
+
+def status_badge(record: LaneTurn | None) -> str:
+    if record is None:
+        return ""
+    return {OK: "✅", ERROR: "❌", INCOMPLETE: "⚠️", OVERFLOW: "⛔"}.get(record.status, "")
+
+
+def as_dict(records: Sequence[LaneTurn]) -> list[dict[str, Any]]:
+    return [r.as_dict() for r in records]

@@ -1,0 +1,135 @@
+"""Plotly figures for the fact-survival lab (no streamlit here: exports reuse them).
+
+Built for a projector: large fonts, cell labels on the heat maps ("3/4"), an orange-to-blue
+scale that reads for colour-blind viewers, and one colour per strategy as on the main page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from lab.survival import LEAK_FLAG, SurvivalResult
+from ui.charts import color
+
+FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
+# lost (orange) -> half (light) -> kept (blue)
+SCALE = [[0.0, "#d95f02"], [0.5, "#f5f5f5"], [1.0, "#2166ac"]]
+
+TITLES = {
+    "in_payload": "Fact in the payload at turn N",
+    "recalled": "Fact recalled by the model at turn N",
+}
+
+
+def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"},
+        font=FONT,
+        height=height,
+        margin={"l": 10, "r": 10, "t": 64, "b": 10},
+        plot_bgcolor="white",
+        paper_bgcolor="white",
+    )
+    return fig
+
+
+def heatmap(result: SurvivalResult, verdict: str, *, title: str | None = None) -> go.Figure:
+    """Strategies (rows) x probe turns N (columns); each cell the share of facts with the
+    verdict, labelled 'kept/total'. Recall cells also count guesses (recalled, not in payload).
+
+    `verdict` is 'in_payload' or 'recalled'."""
+    if verdict not in TITLES:
+        raise ValueError(f"verdict is 'in_payload' or 'recalled', got {verdict!r}")
+    strategies = result.strategies()
+    turns = result.probe_turns()
+    cells = result.matrix(verdict)
+    leaks = result.matrix("leak") if verdict == "recalled" else {}
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    for s in strategies:
+        zrow: list[float | None] = []
+        trow: list[str] = []
+        for n in turns:
+            hit, total = cells.get((s, n), (0, 0))
+            if total == 0:
+                zrow.append(None)
+                trow.append("—")
+                continue
+            zrow.append(hit / total)
+            label = f"{hit}/{total}"
+            guesses = leaks.get((s, n), (0, 0))[0]
+            if guesses:
+                label += f"<br>{guesses} {LEAK_FLAG}"
+            trow.append(label)
+        z.append(zrow)
+        text.append(trow)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"N={n}" for n in turns],
+            y=strategies,
+            text=text,
+            texttemplate="%{text}",
+            textfont={"size": 20},
+            colorscale=SCALE,
+            zmin=0,
+            zmax=1,
+            xgap=3,
+            ygap=3,
+            hovertemplate="%{y}<br>%{x}: %{text}<extra></extra>",
+            colorbar={
+                "title": {"text": "share of facts"},
+                "tickvals": [0, 0.5, 1],
+                "ticktext": ["none", "half", "all"],
+            },
+        )
+    )
+    fig.update_yaxes(autorange="reversed", title_text="strategy", tickfont={"size": 17})
+    fig.update_xaxes(title_text="probe turn N", side="top", tickfont={"size": 17})
+    height = 150 + 62 * max(1, len(strategies))
+    return _base(fig, title or TITLES[verdict], height)
+
+
+def tokens_chart(result: SurvivalResult, *, title: str | None = None) -> go.Figure:
+    """Prompt tokens each strategy sent to reach each probe turn (the conversation so far
+    plus the probe), grouped by N."""
+    spent = result.tokens_spent()
+    turns = result.probe_turns()
+    names = {r.strategy: r.strategy_name for r in result.rows}
+    fig = go.Figure()
+    for s in result.strategies():
+        ys = [spent.get((s, n)) for n in turns]
+        fig.add_bar(
+            x=[f"N={n}" for n in turns],
+            y=ys,
+            name=s,
+            marker_color=color(names.get(s, s)),
+            hovertemplate="%{x}: %{y:,} tokens<extra>" + s + "</extra>",
+        )
+    fig.update_layout(
+        barmode="group",
+        legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 16}},
+    )
+    fig.update_yaxes(title_text="prompt tokens sent so far", gridcolor="#e5e7eb", tickformat=",")
+    fig.update_xaxes(title_text="probe turn N")
+    return _base(fig, title or "Prompt tokens spent to reach turn N", 480)
+
+
+def verdict_counts(result: SurvivalResult) -> dict[str, int]:
+    """How many rows got each verdict (for a caption)."""
+    counts: dict[str, int] = {}
+    for r in result.rows:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    return counts
+
+
+def heatmap_cells(fig: go.Figure) -> list[list[str]]:
+    """The cell labels of a heat map (for tests and exports)."""
+    trace = fig.data[0]
+    return [list(row) for row in trace.text]
+
+
+def strategies_of(fig: go.Figure) -> Sequence[str]:
+    return list(fig.data[0].y)
