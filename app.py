@@ -48,7 +48,9 @@ with top_left:
     )
 with top_right:
     b1, b2 = st.columns(2)
-    if b1.button("▶ Play the FinCoach demo", width="stretch", disabled=bool(session.pending_lanes())):
+    if b1.button(
+        "▶ Play the FinCoach demo", width="stretch", disabled=bool(session.pending_lanes())
+    ):
         st.session_state.config = config = config.with_system_prompt(fincoach.SYSTEM_PROMPT)
         st.session_state.session = session = new_session(config)
         st.session_state.demo_queue = list(fincoach.DEMO_TURNS)
@@ -62,9 +64,7 @@ if notice:
     st.session_state.notice = None
 
 # ---- start the next turn: a typed message, or the demo's next line ----------------------
-message = st.chat_input(
-    "Message every lane at once…", disabled=bool(session.pending_lanes())
-)
+message = st.chat_input("Message every lane at once…", disabled=bool(session.pending_lanes()))
 if message is not None and not session.pending_lanes():
     if message.strip():
         session.begin_turn(message)
@@ -134,22 +134,6 @@ st.subheader("Context window")
 window = config.context_window
 sample = session.user_turns[-1] if session.user_turns else "What should I do next?"
 gauges = st.columns(len(session.lanes), gap="small")
-for gauge, (name, lane) in zip(gauges, session.lanes.items(), strict=True):
+for gauge, lane in zip(gauges, session.lanes.values(), strict=True):
     with gauge:
-        sent = lane.turns[-1].counted_overhead if lane.turns else 0
-        share = min(1.0, sent / window) if window else 0.0
-        nxt = lane.next_turn_tokens(sample)
-        st.markdown(f"**{lane.title}**")
-        st.progress(share, text=f"{sent:,} / {window:,} tokens ({share:.0%})")
-        if share >= 0.8:
-            st.warning("Over 80% of the context window")
-        if nxt is None:
-            st.caption("next turn: would overflow its budget")
-        else:
-            cost = ""
-            if price is not None:
-                cost = f" · ≈${nxt * price[0] / 1_000_000:.5f} input"
-            st.caption(f"next turn ≈ {nxt:,} prompt tokens{cost}")
-        total_cost = [lane_view.cost_of(r, price) for r in lane.turns]
-        if price is not None and lane.turns:
-            st.caption(f"conversation so far ≈ ${sum(c or 0 for c in total_cost):.4f}")
+        lane_view.gauge(lane, window=window, sample=sample, price=price)

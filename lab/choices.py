@@ -70,7 +70,9 @@ def _coerce(name: str, key: str, raw: str) -> Any:
         else:
             value = raw.strip()
     except ValueError:
-        kind = type(default).__name__
+        kind = {bool: "true or false", int: "whole number", float: "number"}.get(
+            type(default), "text"
+        )
         raise InvalidParameter(f"{name}.{key} must be a {kind}, got {raw!r}") from None
     p = params[key]
     if p.choices and value not in p.choices:

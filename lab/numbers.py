@@ -124,6 +124,16 @@ def _next_word(tokens: Sequence[tuple[str, str]], i: int) -> str | None:
     return None
 
 
+def _glued(tokens: Sequence[tuple[str, str]], i: int) -> bool:
+    """A figure written against letters that are not a scale or a currency."""
+    allowed = SCALES.keys() | CURRENCY_WORDS | {"hundred"}
+    before = tokens[i - 1] if i > 0 else None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if before and before[0] == "word" and before[1] not in allowed:
+        return True
+    return bool(after and after[0] == "word" and after[1] not in allowed)
+
+
 def _full_scale(word: str | None) -> bool:
     """A scale spelt out ("a lakh", "a hundred"), not an abbreviation ("a k")."""
     return word is not None and (word == "hundred" or (word in SCALES and word not in ABBREVIATIONS))
@@ -148,6 +158,9 @@ def _read_amounts(text: str) -> list[Decimal]:
             close()
             continue
         if kind == "num":
+            if _glued(tokens, i):  # "120000th", "A4", "v1.2": a label, not an amount
+                close()
+                continue
             figures = _figures(value)
             if len(figures) != 1:
                 close()

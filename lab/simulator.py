@@ -66,22 +66,20 @@ def _number(value: Any) -> float | None:
 
 
 def default_prices() -> list[Price]:
-    """Prices from the providers catalog where it has them, else the fallback table."""
+    """Prices from the providers catalog (every model it prices), else the fallback table."""
     try:
-        import providers.catalog as catalog  # optional: the catalog may not carry prices
-    except Exception:
+        from providers.catalog import PRESETS
+    except Exception:  # the catalog is optional here: the simulator needs no provider
         return list(FALLBACK_PRICES)
-    found: list[Price] = []
-    entries: Any = getattr(catalog, "MODELS", None) or getattr(catalog, "CATALOG", None) or ()
-    if isinstance(entries, Mapping):
-        entries = list(entries.values())
-    for entry in entries:
-        name = getattr(entry, "name", None) or getattr(entry, "model", None) or getattr(entry, "id", None)
-        p_in = _number(getattr(entry, "input_per_m", getattr(entry, "price_in", None)))
-        p_out = _number(getattr(entry, "output_per_m", getattr(entry, "price_out", None)))
-        if name and p_in is not None and p_out is not None:
-            found.append(Price(str(name), p_in, p_out, "providers catalog"))
-    return found or list(FALLBACK_PRICES)
+    found: dict[str, Price] = {}
+    for preset in PRESETS.values():
+        for info in preset.models:
+            p_in, p_out = _number(info.input_per_m), _number(info.output_per_m)
+            if p_in is None or p_out is None:
+                continue
+            name = info.name if preset.kind != "openai_compatible" else f"{info.name} ({preset.label})"
+            found.setdefault(name, Price(name, p_in, p_out, preset.label))
+    return list(found.values()) or list(FALLBACK_PRICES)
 
 
 @dataclass(frozen=True)

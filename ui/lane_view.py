@@ -152,3 +152,27 @@ def status_badge(record: LaneTurn | None) -> str:
 
 def as_dict(records: Sequence[LaneTurn]) -> list[dict[str, Any]]:
     return [r.as_dict() for r in records]
+
+
+def gauge(
+    lane: Lane, *, window: int | None, sample: str, price: tuple[float, float] | None
+) -> None:
+    """How full the context window is, a warning past 80%, and what the next turn would cost."""
+    st.markdown(f"**{lane.title}**")
+    sent = lane.turns[-1].counted_overhead if lane.turns else 0
+    if window:
+        share = min(1.0, sent / window)
+        st.progress(share, text=f"{sent:,} / {window:,} tokens ({share:.0%})")
+        if share >= 0.8:
+            st.warning(f"{share:.0%} of the context window: the next turns may not fit")
+    else:
+        st.caption(f"{sent:,} tokens sent last turn (context window unknown for this model)")
+    nxt = lane.next_turn_tokens(sample)
+    if nxt is None:
+        st.caption("next turn: a message like the last one would overflow the budget")
+    else:
+        cost = f" · ≈${nxt * price[0] / 1_000_000:.5f}" if price else ""
+        st.caption(f"next turn ≈ {nxt:,} prompt tokens{cost}")
+    if price is not None and lane.turns:
+        spent = sum(cost_of(r, price) or 0.0 for r in lane.turns)
+        st.caption(f"conversation so far ≈ ${spent:.4f}")

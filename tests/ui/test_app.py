@@ -1,0 +1,139 @@
+"""The main page's wiring, through Streamlit's AppTest (the browser tests drive it for real)."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from lab import fincoach
+from memory.registry import DEFAULT_LANES, create
+from memory.tokens import TokenCounter
+from tests.ui.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+def run_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def send(at: AppTest, text: str) -> AppTest:
+    at.chat_input[0].set_value(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def chart_traces(at: AppTest, lane: str, turn: int) -> dict[str, dict]:
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id.endswith(f"chart-{at.session_state['session'].id}-{lane}-{turn}"):
+            return {t["name"]: t for t in json.loads(chart.proto.spec)["data"]}
+    raise AssertionError(f"no chart for lane {lane} at turn {turn}")
+
+
+def payloads(at: AppTest) -> list[dict]:
+    return [json.loads(c.value) for c in at.code if c.value.lstrip().startswith("{")]
+
+
+def test_the_page_starts_with_six_lanes_and_no_error(fake_transport):
+    at = run_app()
+    titles = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert len(titles) == 6
+    assert not at.error
+
+
+def test_each_lane_shows_the_body_it_sent_matching_the_memory_core(fake_transport):
+    at = run_app()
+    send(at, "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.")
+    send(at, "I have monthly expenses of about ₹60,000.")
+    session = at.session_state["session"]
+    assert session.turn == 2
+    assert len(fake_transport.calls) == 12
+    shown = payloads(at)
+    lane_bodies = [b for b in shown if "model" in b]
+    assert len(lane_bodies) == 6
+    counter = TokenCounter.for_model(session.provider.model)
+    for name, body in zip(DEFAULT_LANES, lane_bodies, strict=True):
+        record = session.lanes[name].turns[-1]
+        assert body == record.body
+        assert body in fake_transport.calls
+        # rebuild the same lane from scratch with the same replies: same request
+        strategy = create(
+            name,
+            fincoach.SYSTEM_PROMPT,
+            counter=counter,
+            summarize=fake_transport.as_model_fn(None),
+            extract=fake_transport.as_model_fn(None),
+            params=session.lanes[name].params,
+        )
+        first = session.lanes[name].turns[0]
+        strategy.prepare(first.user)
+        strategy.commit(first.user, first.reply)
+        request = strategy.prepare(record.user)
+        expected = [{"role": "system", "content": request.system}] + [
+            m.as_dict() for m in request.messages
+        ]
+        assert body["messages"] == expected
+
+
+def test_each_lane_chart_has_one_point_per_turn(fake_transport):
+    at = run_app()
+    for text in ["one", "two", "three"]:
+        send(at, text)
+    session = at.session_state["session"]
+    for name in DEFAULT_LANES:
+        traces = chart_traces(at, name, 3)
+        counted = traces["prompt (counted)"]
+        assert counted["x"] == [1, 2, 3]
+        assert counted["y"] == [r.counted for r in session.lanes[name].turns]
+        assert traces["prompt (billed)"]["y"] == [r.billed_input for r in session.lanes[name].turns]
+
+
+def test_a_failing_lane_shows_its_error_and_the_others_finish(fake_transport):
+    fake_transport.fail_when = lambda request: request.account.strategy == "window"
+    at = run_app()
+    send(at, "hello")
+    session = at.session_state["session"]
+    statuses = {name: lane.turns[-1].status for name, lane in session.lanes.items()}
+    assert statuses.pop("window") == "error"
+    assert set(statuses.values()) == {"ok"}
+    assert any("injected failure" in e.value for e in at.error)
+    retry = [b for b in at.button if b.label == "Retry this lane"]
+    assert len(retry) == 1
+    fake_transport.fail_when = None
+    retry[0].click().run()
+    assert session.lanes["window"].turns[-1].status == "ok"
+    assert not at.error
+
+
+def test_an_empty_message_is_ignored(fake_transport):
+    at = run_app()
+    send(at, "   ")
+    assert at.session_state["session"].turn == 0
+    assert fake_transport.calls == []
+
+
+def test_a_message_over_a_lane_budget_overflows_only_that_lane(fake_transport):
+    at = run_app()
+    send(at, "money " * 700)
+    session = at.session_state["session"]
+    assert session.lanes["token_window"].turns[-1].status == "overflow"
+    assert session.lanes["full"].turns[-1].status == "ok"
+    assert any("budget allows 600" in w.value for w in at.warning)
+
+
+def test_the_fincoach_demo_plays_five_turns(fake_transport):
+    at = run_app()
+    [demo] = [b for b in at.button if "FinCoach demo" in b.label]
+    demo.click().run()
+    for _ in range(10):
+        if at.session_state["session"].turn == 5 and not at.session_state["demo_queue"]:
+            break
+        at.run()
+    session = at.session_state["session"]
+    assert session.user_turns == list(fincoach.DEMO_TURNS)
+    assert [r.n_messages for r in session.lanes["full"].turns] == [2, 4, 6, 8, 10]
+    assert [r.n_messages for r in session.lanes["window"].turns] == [2, 4, 6, 8, 8]
