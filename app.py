@@ -69,10 +69,24 @@ if message is not None and not session.pending_lanes():
     if message.strip():
         session.begin_turn(message)
         st.session_state.demo_queue = []
+        st.rerun()  # redraw with the input disabled while the lanes answer
     else:
         st.toast("Empty message ignored: type something first.")
 elif st.session_state.demo_queue and not session.pending_lanes():
     session.begin_turn(st.session_state.demo_queue.pop(0))
+    st.rerun()
+
+
+@st.fragment(run_every=1.0)
+def watch_turn() -> None:
+    """Fallback: if a lane's run was cut off by a rerun, restart it; redraw when all are done."""
+    stalled = not session.in_flight() and session.idle_for() > 3.0
+    if not session.pending_lanes() or stalled:
+        st.rerun()
+
+
+if session.pending_lanes():
+    watch_turn()
 
 # ---- the lanes --------------------------------------------------------------------------
 price = price_for(config)
@@ -124,11 +138,17 @@ if session.pending_lanes():
 
 records = session.records()
 titles = {name: lane.title for name, lane in session.lanes.items()}
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(comparison_figure(records, titles), width="stretch", key="comparison")
-with right:
-    st.plotly_chart(cumulative_figure(records, titles), width="stretch", key="cumulative")
+if any(records.values()):
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(comparison_figure(records, titles), width="stretch", key="comparison")
+    with right:
+        st.plotly_chart(cumulative_figure(records, titles), width="stretch", key="cumulative")
+else:
+    st.info(
+        "Send a message below, or press **Play the FinCoach demo**: every lane answers the same "
+        "message with its own memory, and the charts here compare what each one sent."
+    )
 
 st.subheader("Context window")
 window = config.context_window

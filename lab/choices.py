@@ -89,9 +89,7 @@ def parse_choice(text: str) -> StrategyChoice:
     name, _, rest = text.strip().partition(":")
     name = name.strip()
     if name not in REGISTRY:
-        raise UnknownStrategy(
-            f"unknown strategy {name!r}; choose one of: {', '.join(REGISTRY)}"
-        )
+        raise UnknownStrategy(f"unknown strategy {name!r}; choose one of: {', '.join(REGISTRY)}")
     params: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, eq, raw = item.partition("=")

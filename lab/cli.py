@@ -59,7 +59,9 @@ class UsageError(Exception):
 # --- helpers -----------------------------------------------------------------------------
 
 
-def _strategies(values: Sequence[str] | None, default: Sequence[StrategyChoice]) -> tuple[StrategyChoice, ...]:
+def _strategies(
+    values: Sequence[str] | None, default: Sequence[StrategyChoice]
+) -> tuple[StrategyChoice, ...]:
     if not values:
         return tuple(default)
     out: list[StrategyChoice] = []
@@ -144,7 +146,9 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
     except (SurvivalConfigError, MemoryLabError) as exc:
         raise UsageError(str(exc)) from None
     if args.payload_only and replies == "generated":
-        raise UsageError("--payload-only has no model to generate replies: drop --replies generated")
+        raise UsageError(
+            "--payload-only has no model to generate replies: drop --replies generated"
+        )
     return config
 
 
@@ -207,7 +211,9 @@ def _progress_printer(stream: Any) -> Callable[[Progress], None]:
             return
         last["shown"] = mark // step
         if p.total:
-            text = f"calls {p.done}/{p.total} done, {p.to_go} to go · probes {p.rows}/{p.rows_total}"
+            text = (
+                f"calls {p.done}/{p.total} done, {p.to_go} to go · probes {p.rows}/{p.rows_total}"
+            )
         else:
             text = f"probes {p.rows}/{p.rows_total}"
         stream.write(("\r" + text + " " * 8) if tty else text + "\n")
@@ -419,7 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
         "recalled, at turn N? Default model: the embedded SmolLM2 (small: in-payload is "
         "the fair test, recall is noisy).",
     )
-    s.add_argument("--probe-turns", default="2,5,10,20,50", help="turns N to probe at (2,5,10,20,50)")
+    s.add_argument(
+        "--probe-turns", default="2,5,10,20,50", help="turns N to probe at (2,5,10,20,50)"
+    )
     s.add_argument(
         "--strategy",
         action="append",
@@ -429,7 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--facts", metavar="FILE.json", help="facts to plant (default: FinCoach's four)")
     s.add_argument("--plant-turn", type=int, help="plant every fact at this turn (default 1)")
     s.add_argument(
-        "--filler", default="builtin", help="'builtin' (the bank) or a transcript file (.txt/.json/.csv)"
+        "--filler",
+        default="builtin",
+        help="'builtin' (the bank) or a transcript file (.txt/.json/.csv)",
     )
     s.add_argument("--filler-seed", type=int, default=0, help="shuffle of the built-in bank")
     s.add_argument("--replies", choices=("fixed", "generated"), default="fixed",
@@ -461,7 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
         "of a fixed length. Defaults reproduce seed 000's table.",
     )
     g.add_argument("--turns", type=_positive, help="number of turns, up to 1000 (default 10)")
-    g.add_argument("--reply-tokens", type=_non_negative, default=80, help="assumed reply length (80)")
+    g.add_argument(
+        "--reply-tokens", type=_non_negative, default=80, help="assumed reply length (80)"
+    )
     g.add_argument(
         "--user-turns",
         default="fincoach",

@@ -245,6 +245,22 @@ class Lane:
             self.turns.append(record)
         return record
 
+    def snapshot(self) -> dict[str, Any]:
+        """The lane as plain data: strategy, parameters, memory state and every turn record."""
+        return {
+            "strategy": self.name,
+            "params": dict(self.params),
+            "memory": self.strategy.snapshot(),
+            "turn_numbers": list(self._turn_numbers),
+            "turns": [t.as_dict() for t in self.turns],
+        }
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        """Load a `snapshot` into this fresh lane (same strategy and parameters)."""
+        self.strategy.restore(dict(data["memory"]))
+        self._turn_numbers = [int(t) for t in data["turn_numbers"]]
+        self.turns = [LaneTurn.from_dict(t) for t in data["turns"]]
+
     def next_turn_tokens(self, sample_text: str) -> int | None:
         """Prompt tokens the next turn would send for a message like `sample_text` (probed on a
         fork, so nothing changes; maintenance a real turn would run first is skipped)."""

@@ -136,7 +136,9 @@ def _glued(tokens: Sequence[tuple[str, str]], i: int) -> bool:
 
 def _full_scale(word: str | None) -> bool:
     """A scale spelt out ("a lakh", "a hundred"), not an abbreviation ("a k")."""
-    return word is not None and (word == "hundred" or (word in SCALES and word not in ABBREVIATIONS))
+    return word is not None and (
+        word == "hundred" or (word in SCALES and word not in ABBREVIATIONS)
+    )
 
 
 def _read_amounts(text: str) -> list[Decimal]:
@@ -220,9 +222,7 @@ def _read_amounts(text: str) -> list[Decimal]:
                 close()
             run.active = True
             run.current = Decimal(1)
-        elif word == "and" and run.active:
-            continue
-        elif word in CURRENCY_WORDS:
+        elif word == "and" and run.active or word in CURRENCY_WORDS:
             continue
         else:
             close()

@@ -9,6 +9,7 @@ UI shows is what a lane recorded.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -97,6 +98,9 @@ class Session:
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
         self._finished_turn = 0
+        self._touched = time.monotonic()
+        # called as (session, record) after every lane turn is recorded, from the lane's thread
+        self.listeners: list[Callable[[Session, LaneTurn], None]] = []
 
     @property
     def turn(self) -> int:
@@ -116,6 +120,7 @@ class Session:
         """Validate and record a user message; returns its turn number (lanes run it next)."""
         check_user_text(user_text)
         with self._lock:
+            self._touched = time.monotonic()
             self.user_turns.append(user_text)
             return len(self.user_turns)
 
@@ -123,7 +128,13 @@ class Session:
         self, name: str, turn: int, on_delta: Callable[[str], None] | None = None
     ) -> LaneTurn:
         """Run turn `turn` in one lane (the UI calls this from each lane's fragment)."""
-        return self.lanes[name].run(turn, self.user_turns[turn - 1], self.sender(), on_delta)
+        record = self.lanes[name].run(turn, self.user_turns[turn - 1], self.sender(), on_delta)
+        self._notify(record)
+        return record
+
+    def _notify(self, record: LaneTurn) -> None:
+        for listener in list(self.listeners):
+            listener(self, record)
 
     def claim(self, name: str) -> bool:
         """Mark lane `name` as running its pending turn; False if a run already holds it."""
@@ -131,11 +142,18 @@ class Session:
             if name in self._in_flight:
                 return False
             self._in_flight.add(name)
+            self._touched = time.monotonic()
             return True
 
     def release(self, name: str) -> None:
         with self._lock:
             self._in_flight.discard(name)
+            self._touched = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds since a lane last started or finished a turn, or a turn began."""
+        with self._lock:
+            return time.monotonic() - self._touched
 
     def in_flight(self) -> set[str]:
         with self._lock:
@@ -150,7 +168,9 @@ class Session:
             return True
 
     def _pending_unlocked(self) -> bool:
-        return any(not lane.turns or lane.turns[-1].turn < self.turn for lane in self.lanes.values())
+        return any(
+            not lane.turns or lane.turns[-1].turn < self.turn for lane in self.lanes.values()
+        )
 
     def pending_lanes(self) -> list[str]:
         """Lanes that have not yet recorded the latest turn."""
@@ -186,8 +206,56 @@ class Session:
         lane = self.lanes[name]
         if not lane.can_retry(self.turn):
             raise ValueError(f"lane {name} has no failed latest turn to retry")
-        return lane.retry(self.sender(), on_delta)
+        record = lane.retry(self.sender(), on_delta)
+        self._notify(record)
+        return record
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole session as plain JSON-ready data; provider settings without any key."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "system_prompt": self.system_prompt,
+            "provider": _public(self.provider),
+            "maintenance": _public(self.maintenance),
+            "user_turns": list(self.user_turns),
+            "lanes": {name: lane.snapshot() for name, lane in self.lanes.items()},
+        }
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        provider: Any,
+        maintenance: Any | None = None,
+        transport: Transport | None = None,
+    ) -> Session:
+        """Rebuild a session to continue it: memory restored without calling any model."""
+        lanes = data["lanes"]
+        session = cls(
+            system_prompt=data["system_prompt"],
+            lanes=[LaneSpec(name, lane["params"]) for name, lane in lanes.items()],
+            provider=provider,
+            maintenance=maintenance,
+            transport=transport,
+            session_id=data["id"],
+            name=data.get("name", ""),
+        )
+        session.user_turns = list(data["user_turns"])
+        for name, lane in lanes.items():
+            session.lanes[name].restore(lane)
+        session._finished_turn = session.turn
+        return session
 
     def records(self) -> dict[str, list[LaneTurn]]:
         """Every lane's turn records."""
         return {name: list(lane.turns) for name, lane in self.lanes.items()}
+
+
+def _public(settings: Any) -> dict[str, Any]:
+    """Settings as data with no key in them (ProviderSettings knows how; others: vars)."""
+    if hasattr(settings, "public_dict"):
+        return dict(settings.public_dict())
+    data = {k: v for k, v in vars(settings).items() if "key" not in k.lower()}
+    return data

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -77,7 +77,9 @@ def default_prices() -> list[Price]:
             p_in, p_out = _number(info.input_per_m), _number(info.output_per_m)
             if p_in is None or p_out is None:
                 continue
-            name = info.name if preset.kind != "openai_compatible" else f"{info.name} ({preset.label})"
+            name = (
+                info.name if preset.kind != "openai_compatible" else f"{info.name} ({preset.label})"
+            )
             found.setdefault(name, Price(name, p_in, p_out, preset.label))
     return list(found.values()) or list(FALLBACK_PRICES)
 
@@ -108,7 +110,9 @@ class SimConfig:
         if not 0 <= self.reply_tokens <= 100_000:
             raise SimulationError(f"reply length is 0 to 100000 tokens; got {self.reply_tokens}")
         if not 1 <= self.summary_tokens <= 100_000:
-            raise SimulationError(f"summary length is 1 to 100000 tokens; got {self.summary_tokens}")
+            raise SimulationError(
+                f"summary length is 1 to 100000 tokens; got {self.summary_tokens}"
+            )
         if not 0 <= self.facts_tokens <= 100_000:
             raise SimulationError(f"facts block is 0 to 100000 tokens; got {self.facts_tokens}")
         if not self.strategies:
@@ -272,7 +276,9 @@ def simulate(config: SimConfig, *, counter: TokenCounter | None = None) -> Simul
         )
         for c in config.strategies
     }
-    steps = replay(config.transcript(), strategies, counter=counter, reply_tokens=config.reply_tokens)
+    steps = replay(
+        config.transcript(), strategies, counter=counter, reply_tokens=config.reply_tokens
+    )
     sim = Simulation(config, counter.count(config.system_prompt))
     for choice in config.strategies:
         label = choice.label

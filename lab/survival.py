@@ -28,7 +28,7 @@ from typing import Any
 from lab import fincoach
 from lab.choices import StrategyChoice
 from lab.filler import FillerTurn, builtin, cycle
-from lab.lanes import OK, OVERFLOW, Lane, LaneTurn, ReplyLike, Sender
+from lab.lanes import OVERFLOW, Lane, LaneTurn, ReplyLike, Sender
 from lab.numbers import Answer
 from lab.standins import (
     ExtractiveSummariser,
@@ -550,9 +550,7 @@ class _Runner:
         if self.on_progress is None:
             return
         done = self.provider_calls + self.maintenance_calls
-        self.on_progress(
-            Progress(done, max(self.expected, done), len(self.rows), self.rows_total)
-        )
+        self.on_progress(Progress(done, max(self.expected, done), len(self.rows), self.rows_total))
 
     def _counted_model(self, fn: ModelFn) -> ModelFn:
         def model(request: Request) -> Completion:
@@ -678,8 +676,10 @@ class _Runner:
             billed_in = getattr(usage, "input", None) if usage else None
             billed_out = getattr(usage, "output", None) if usage else None
             if reply.error is not None or not reply.complete:
-                error = f"{type(reply.error).__name__}: {reply.error}" if reply.error else (
-                    "the reply stream ended early"
+                error = (
+                    f"{type(reply.error).__name__}: {reply.error}"
+                    if reply.error
+                    else ("the reply stream ended early")
                 )
             if reply_text or error is None:
                 matched = next((a.text for a in answers if a.found_in(reply_text)), None)
@@ -944,7 +944,9 @@ def parse_turns(text: str) -> tuple[int, ...]:
     except ValueError:
         raise SurvivalConfigError(f"probe turns are whole numbers, got {text!r}") from None
     if turns[0] < 2:
-        raise SurvivalConfigError(f"probe turns start at 2 (turn 1 plants the facts); got {turns[0]}")
+        raise SurvivalConfigError(
+            f"probe turns start at 2 (turn 1 plants the facts); got {turns[0]}"
+        )
     if turns[-1] > MAX_TURN:
         raise SurvivalConfigError(f"probe turns go up to {MAX_TURN}; got {turns[-1]}")
     return tuple(turns)

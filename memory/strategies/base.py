@@ -149,6 +149,36 @@ class Strategy:
         turn = self.history.append(user_text, reply)
         return tuple(self._after_turn(turn))
 
+    def snapshot(self) -> dict[str, Any]:
+        """The strategy's memory as plain JSON-ready data (for saving a session)."""
+        return {
+            "strategy": self.name,
+            "turns": [[t.user, t.assistant] for t in self.history.turns],
+            "summary": self.summary,
+            "summarised": len(self.summarised),
+            "facts": dict(self.facts),
+            "summary_truncated": self.summary_truncated,
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """Load a `snapshot` into this (fresh) strategy: no model is called."""
+        if data.get("strategy") != self.name:
+            raise InvalidParameter(
+                f"a {data.get('strategy')!r} snapshot cannot restore a {self.name!r} strategy"
+            )
+        if len(self.history):
+            raise InvalidParameter("restore into a fresh strategy (this one has turns)")
+        for user, assistant in data["turns"]:
+            turn = self.history.append(user, assistant)
+            self._restored_turn(turn)
+        self.summary = data.get("summary")
+        self.summarised = list(range(1, int(data.get("summarised", 0)) + 1))
+        self.facts = dict(data.get("facts") or {})
+        self.summary_truncated = data.get("summary_truncated")
+
+    def _restored_turn(self, turn: Turn) -> None:
+        """Subclasses rebuild derived state (an index) for each restored turn here."""
+
     def fork(self) -> Strategy:
         """An independent copy of this strategy's state, e.g. to probe without changing it."""
         other = copy.copy(self)

@@ -41,5 +41,8 @@ class Retrieval(Strategy):
         other.index = self.index.copy()
 
     def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
-        self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+        self._restored_turn(turn)
         return []
+
+    def _restored_turn(self, turn: Turn) -> None:
+        self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")

@@ -92,7 +92,10 @@ def test_json_shapes():
 def test_csv_with_user_and_reply_columns():
     text = "user,reply\nhow much rent?,about a third\nnext,\n"
     turns = parse_transcript(text, name="t.csv")
-    assert [(t.user, t.reply) for t in turns] == [("how much rent?", "about a third"), ("next", None)]
+    assert [(t.user, t.reply) for t in turns] == [
+        ("how much rent?", "about a third"),
+        ("next", None),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -149,3 +149,27 @@ def test_duplicate_or_empty_lane_lists_are_refused():
         make(lanes=("full", "full"))
     with pytest.raises(ValueError, match="at least one"):
         make(lanes=())
+
+
+def test_a_session_snapshot_restores_to_the_same_next_requests():
+    import json
+
+    transport = FakeTransport()
+    session = make(transport, lanes=tuple(REGISTRY))
+    for text in fincoach.DEMO_TURNS:
+        session.run_turn(text)
+    data = json.loads(json.dumps(session.snapshot()))
+    restored = Session.from_snapshot(data, provider=Settings(), transport=FakeTransport())
+    assert restored.turn == 5 and restored.records() == session.records()
+    a = session.run_turn("What is my name?")
+    b = restored.run_turn("What is my name?")
+    for name in REGISTRY:
+        assert a[name].body == b[name].body
+
+
+def test_listeners_see_every_recorded_turn():
+    seen = []
+    session = make(lanes=("full", "window"))
+    session.listeners.append(lambda s, record: seen.append((record.lane, record.turn)))
+    session.run_turn("one")
+    assert sorted(seen) == [("full", 1), ("window", 1)]

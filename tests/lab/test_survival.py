@@ -91,7 +91,12 @@ def test_all_four_default_facts_survive_in_the_full_buffer(counter):
     assert len(result.rows) == 8
     assert all(r.in_payload and r.recalled for r in result.rows)
     matched = {r.fact: r.matched for r in result.rows}
-    assert matched == {"name": "Chiru", "salary": "₹1,20,000", "expenses": "₹60,000", "fd": "₹50,000"}
+    assert matched == {
+        "name": "Chiru",
+        "salary": "₹1,20,000",
+        "expenses": "₹60,000",
+        "fd": "₹50,000",
+    }
 
 
 def test_recalled_but_not_in_payload_is_flagged(counter):
@@ -153,7 +158,9 @@ def test_summary_and_facts_are_where_the_fact_is_found(counter):
 
 
 def test_same_inputs_give_the_same_rows(counter):
-    cfg = config("full", "window:k=2", "summary_buffer:budget=400", turns=(2, 6, 9), facts=DEFAULT_FACTS)
+    cfg = config(
+        "full", "window:k=2", "summary_buffer:budget=400", turns=(2, 6, 9), facts=DEFAULT_FACTS
+    )
     a = run_survival(cfg, send=echo_send, counter=counter, workers=3)
     b = run_survival(cfg, send=echo_send, counter=counter, workers=1)
     strip = [replace(r, latency_s=None) for r in a.rows]
@@ -181,7 +188,9 @@ def test_a_reply_that_fails_twice_is_replaced_by_a_fixed_reply(counter):
             return StaticReply("", complete=False, error=RuntimeError("server error"))
         return echo_send(request)
 
-    result = run_survival(config("full", turns=(3,), replies="generated"), send=flaky, counter=counter)
+    result = run_survival(
+        config("full", turns=(3,), replies="generated"), send=flaky, counter=counter
+    )
     (row,) = result.rows
     assert row.in_payload and row.recalled  # the conversation went on with turn 1 in it
     assert any("failed twice" in n for n in result.notes)
@@ -216,14 +225,18 @@ def test_cancel_keeps_the_rows_so_far(counter):
             cancel.set()
 
     cfg = config("full", "window:k=3", turns=(2, 5, 10, 20), facts=DEFAULT_FACTS)
-    result = run_survival(cfg, send=echo_send, counter=counter, on_row=on_row, cancel=cancel, workers=1)
+    result = run_survival(
+        cfg, send=echo_send, counter=counter, on_row=on_row, cancel=cancel, workers=1
+    )
     assert result.cancelled
     assert 3 <= len(result.rows) < 32
     assert result.rows[:3] == seen[:3]
 
 
 def test_progress_counts_calls_up_to_the_estimate(counter):
-    cfg = config("full", "entity", "summary_buffer:budget=400", turns=(2, 8), facts=DEFAULT_FACTS[:2])
+    cfg = config(
+        "full", "entity", "summary_buffer:budget=400", turns=(2, 8), facts=DEFAULT_FACTS[:2]
+    )
 
     def model(request):
         if "JSON" in request.system:
@@ -252,7 +265,9 @@ def test_estimate_without_a_model_counts_no_calls(counter):
 
 
 def test_results_round_trip_through_json_and_csv(counter):
-    result = run_survival(config("full", "window:k=3", turns=(2, 5)), send=echo_send, counter=counter)
+    result = run_survival(
+        config("full", "window:k=3", turns=(2, 5)), send=echo_send, counter=counter
+    )
     data = json.loads(result.to_json())
     assert data["mode"] == "model" and data["config"]["probe_turns"] == [2, 5]
     again = SurvivalResult.from_dict(data)
@@ -304,7 +319,11 @@ def test_parse_turns_and_load_facts():
         with pytest.raises(SurvivalConfigError, match=message):
             parse_turns(bad)
     facts = load_facts(
-        {"facts": [{"key": "city", "plant": "I live in Pune.", "probe": "Where?", "answers": "Pune"}]}
+        {
+            "facts": [
+                {"key": "city", "plant": "I live in Pune.", "probe": "Where?", "answers": "Pune"}
+            ]
+        }
     )
     assert facts[0].answers == ("Pune",) and facts[0].plant_turn == 1
     with pytest.raises(SurvivalConfigError, match="needs probe"):

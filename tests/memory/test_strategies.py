@@ -153,3 +153,69 @@ def test_model_usage_and_body_are_kept_on_the_call(counter):
     s = make("summary", counter, summarize=model)
     (call,) = s.commit("hello", "hi")
     assert call.usage == Usage(40, 5) and call.body == {"model": "cheap"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "full",
+        "window",
+        "token_window",
+        "summary",
+        "summary_buffer",
+        "entity",
+        "hybrid",
+        "retrieval",
+    ],
+)
+def test_a_fork_can_be_probed_without_changing_the_original(counter, name):
+    s = make(name, counter)
+    s.commit("my name is Chiru", "Hi Chiru")
+    s.commit("my salary is 120000", "Noted")
+    before = s.prepare("probe")
+    fork = s.fork()
+    fork.commit("my name is Kira", "ok")
+    fork.commit("forget my name", "ok")
+    after = s.prepare("probe")
+    assert after == before
+    assert len(s.history) == 2 and len(fork.history) == 4
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "full",
+        "window",
+        "token_window",
+        "summary",
+        "summary_buffer",
+        "entity",
+        "hybrid",
+        "retrieval",
+    ],
+)
+def test_snapshot_and_restore_give_the_same_next_request(counter, name):
+    import json
+
+    s = make(name, counter, **({"budget": 200} if "budget" in _params(name) else {}))
+    for i in range(8):
+        s.commit(f"my item{i} is value{i} about salary", f"noted value{i} " * 5)
+    data = json.loads(json.dumps(s.snapshot()))  # survives JSON
+    fresh = make(name, counter, **({"budget": 200} if "budget" in _params(name) else {}))
+    fresh.summarize = fresh.extract = None  # restoring calls no model
+    fresh.restore(data)
+    assert fresh.prepare("what is my salary?") == s.prepare("what is my salary?")
+
+
+def _params(name):
+    from memory.registry import REGISTRY
+
+    return {p.name for p in REGISTRY[name].params}
+
+
+def test_restore_refuses_another_strategys_snapshot(counter):
+    from memory.errors import InvalidParameter
+
+    s = make("full", counter)
+    with pytest.raises(InvalidParameter, match="cannot restore"):
+        make("window", counter).restore(s.snapshot())

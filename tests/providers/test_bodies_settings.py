@@ -1,0 +1,201 @@
+"""Pure parts: body builders, settings and key resolution, the preset catalog."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.types import Usage
+from providers import (
+    KINDS,
+    PRESETS,
+    AuthError,
+    ProviderSettings,
+    build_anthropic_body,
+    build_body,
+    build_openai_body,
+    default_settings,
+    embedded,
+    mask_key,
+    model_info,
+    preset,
+)
+from providers.bodies import LEADING_USER_PLACEHOLDER
+from providers.settings import NO_KEY
+from tests.providers.conftest import make_request
+
+HISTORY = make_request(
+    ("user", "I am Chiru."),
+    ("assistant", "Hi Chiru."),
+    ("user", "I earn 5000."),
+    system="Be kind.",
+)
+
+
+def test_openai_body_puts_the_system_message_first():
+    body = build_openai_body(HISTORY, ProviderSettings("openai", "gpt-4o-mini", max_tokens=99))
+    assert body == {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "system", "content": "Be kind."},
+            {"role": "user", "content": "I am Chiru."},
+            {"role": "assistant", "content": "Hi Chiru."},
+            {"role": "user", "content": "I earn 5000."},
+        ],
+        "temperature": 0.0,
+        "max_tokens": 99,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+def test_openai_body_without_system_text_has_no_system_message():
+    body = build_openai_body(make_request(("user", "Hi"), system=""), default_settings())
+    assert [m["role"] for m in body["messages"]] == ["user"]
+
+
+def test_anthropic_body_keeps_system_apart_and_always_sets_max_tokens():
+    settings = ProviderSettings("anthropic", "m", base_url="http://127.0.0.1:9", temperature=0.2)
+    body = build_anthropic_body(HISTORY, settings)
+    assert body == {
+        "model": "m",
+        "max_tokens": 256,
+        "system": "Be kind.",
+        "messages": [
+            {"role": "user", "content": "I am Chiru."},
+            {"role": "assistant", "content": "Hi Chiru."},
+            {"role": "user", "content": "I earn 5000."},
+        ],
+        "temperature": 0.2,
+        "stream": True,
+    }
+
+
+def test_anthropic_body_alternates_roles_and_starts_with_the_user():
+    request = make_request(
+        ("assistant", "Earlier answer."),
+        ("user", "First."),
+        ("user", "Second."),
+        ("assistant", "A."),
+        ("assistant", "B."),
+        ("user", "Now?"),
+    )
+    body = build_anthropic_body(request, ProviderSettings("anthropic", "m", api_key="k"))
+    assert body["messages"] == [
+        {"role": "user", "content": LEADING_USER_PLACEHOLDER},
+        {"role": "assistant", "content": "Earlier answer."},
+        {"role": "user", "content": "First.\n\nSecond."},
+        {"role": "assistant", "content": "A.\n\nB."},
+        {"role": "user", "content": "Now?"},
+    ]
+
+
+@pytest.mark.parametrize("base_url", [None, "https://api.anthropic.com", "https://eu.api.anthropic.com/"])
+def test_anthropic_api_gets_no_temperature(base_url):
+    # API version 2026-10-21 (anthropic SDK 2.x) answers 400 to any sampling parameter.
+    settings = ProviderSettings("anthropic", "claude-haiku-4-5", base_url=base_url, temperature=0.0)
+    assert "temperature" not in build_anthropic_body(HISTORY, settings)
+    assert preset("anthropic").settings().temperature is None
+
+
+def test_build_body_picks_the_family_and_never_holds_the_key():
+    key = "sk-never-in-a-body-0123456789"
+    for kind in KINDS:
+        base = None if kind in ("openai", "anthropic", "embedded") else "http://127.0.0.1:1/v1"
+        settings = ProviderSettings(kind, "m", base_url=base, api_key=key)  # type: ignore[arg-type]
+        body = build_body(HISTORY, settings)
+        assert ("system" in body) == (kind == "anthropic")
+        assert key not in repr(body)
+
+
+def test_settings_validate_their_fields():
+    with pytest.raises(ValueError, match="unknown provider kind"):
+        ProviderSettings("gemini", "m")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="base_url"):
+        ProviderSettings("openai_compatible", "m")
+    with pytest.raises(ValueError, match="max_tokens"):
+        ProviderSettings("openai", "m", max_tokens=0)
+    with pytest.raises(TypeError):
+        ProviderSettings("openai", "m", None)  # type: ignore[misc]  # options are keyword-only
+
+
+def test_key_resolution_order(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "from-env-0123456789")
+    assert ProviderSettings("openai", "m", api_key="explicit").resolve_key() == "explicit"
+    assert ProviderSettings("openai", "m").resolve_key() == "from-env-0123456789"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(AuthError, match="set OPENAI_API_KEY") as info:
+        ProviderSettings("openai", "m").resolve_key()
+    assert info.value.env_var == "OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize(
+    ("name", "env"),
+    [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"), ("groq", "GROQ_API_KEY")],
+)
+def test_presets_that_need_a_key_name_their_variable(monkeypatch, name, env):
+    monkeypatch.delenv(env, raising=False)
+    settings = preset(name).settings()
+    assert preset(name).needs_key and settings.needed_key_env == env
+    with pytest.raises(AuthError, match=f"set {env}"):
+        settings.resolve_key()
+    assert settings.key_hint == f"missing: set {env}"
+
+
+@pytest.mark.parametrize("name", ["embedded", "ollama", "vllm", "lmstudio", "custom"])
+def test_local_presets_need_no_key(name):
+    p = preset(name)
+    settings = p.settings(p.default_model or "some-model")
+    assert not p.needs_key
+    assert settings.resolve_key() == NO_KEY
+    assert settings.key_hint == "not needed"
+    if p.base_url:
+        assert p.base_url.startswith("http://127.0.0.1:")
+
+
+def test_catalog_lists_the_expected_presets_with_prices_and_windows():
+    assert list(PRESETS)[0] == "embedded"
+    assert {"embedded", "openai", "anthropic", "groq", "ollama", "vllm", "lmstudio", "custom"} <= set(
+        PRESETS
+    )
+    for p in PRESETS.values():
+        for info in p.models:
+            assert info.context_window is None or info.context_window > 0
+            assert info.input_per_m is not None and info.output_per_m is not None
+    assert preset("groq").base_url == "https://api.groq.com/openai/v1"
+    with pytest.raises(KeyError, match="unknown preset"):
+        preset("nope")
+
+
+def test_embedded_preset_reports_the_per_request_window():
+    p = preset("embedded")
+    settings = p.settings()
+    assert settings.kind == "embedded" and settings.model == embedded.MODEL_NAME
+    assert settings.context_window == embedded.context_window() == p.models[0].context_window
+    assert "small local model (SmolLM2-135M)" in p.description
+    assert default_settings() == settings
+
+
+def test_preset_settings_and_model_info():
+    settings = preset("openai").settings("gpt-4o-mini", max_tokens=64)
+    assert settings.context_window == 128_000 and settings.max_tokens == 64
+    info = model_info(settings)
+    assert info is not None and info.cost(Usage(1_000_000, 1_000_000)) == pytest.approx(0.75)
+    assert info.cost(Usage(None, 5)) is None
+    unknown = preset("ollama").settings("my-own-model")
+    assert unknown.context_window is None and model_info(unknown) is None
+    assert preset("custom").default_model is None
+    with pytest.raises(ValueError, match="needs a model name"):
+        preset("custom").settings()
+
+
+def test_mask_key():
+    assert mask_key(None) == "not set"
+    assert mask_key("short") == "****"
+    assert mask_key("sk-abcdefghijklmnop1234") == "sk-…1234"
+    assert mask_key("abcdefghijklmnopqrstu9876") == "…9876"
+
+
+def test_with_changes_a_copy():
+    a = ProviderSettings("openai", "gpt-4o-mini", api_key="k" * 20)
+    b = a.with_(model="gpt-4.1-nano")
+    assert (a.model, b.model, b.api_key) == ("gpt-4o-mini", "gpt-4.1-nano", "k" * 20)
