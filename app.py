@@ -100,8 +100,6 @@ def lane_column(name: str) -> None:
     pending = name in session.pending_lanes()
     latest = lane.turns[-1] if lane.turns else None
     lane_view.conversation(lane, upto=turn if (pending or latest) else turn + 1)
-    if turn:
-        st.markdown(f"**You · {turn}:** {session.user_turns[turn - 1]}")
     if pending and session.claim(name):
         append = lane_view.reply_box("")
         try:
@@ -122,11 +120,13 @@ def lane_column(name: str) -> None:
     if lane.can_retry(turn) and st.button("Retry this lane", key=f"retry-{name}-{turn}"):
         session.retry(name)
         st.rerun()
-    lane_view.figures(latest, price=price, window=config.context_window)
+    lane_view.figures(lane, latest, price=price, window=config.context_window)
     lane_view.payload(latest)
     lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
 
 
+if session.turn:
+    st.markdown(f"**You · turn {session.turn}:** {session.user_turns[-1]}")
 columns = st.columns(len(session.lanes), gap="small")
 for column, name in zip(columns, session.lanes, strict=True):
     with column:

@@ -97,14 +97,28 @@ def lane_figure(name: str, records: Sequence[LaneTurn], *, height: int = 300) ->
     fig.update_layout(
         yaxis={"title": {"text": "tokens per call"}},
         yaxis2={
-            "title": {"text": "so far"},
+            "title": {"text": "total so far"},
             "overlaying": "y",
             "side": "right",
             "rangemode": "tozero",
             "showgrid": False,
         },
     )
-    return _layout(fig, title="Tokens per turn", height=height)
+    _layout(fig, title="Tokens per turn", height=height)
+    # columns are narrow: the legend becomes a caption under the chart (LANE_LEGEND)
+    fig.update_layout(
+        showlegend=False,
+        margin={"l": 6, "r": 6, "t": 40, "b": 6},
+        font={"size": 13},
+        title={"font": {"size": 15}},
+    )
+    return fig
+
+
+LANE_LEGEND = (
+    "solid: prompt counted · dotted: billed · grey bars: upkeep calls · "
+    "dashed: total so far (right axis)"
+)
 
 
 def cumulative(records: Sequence[LaneTurn]) -> list[int]:

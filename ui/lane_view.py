@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from lab.lanes import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
-from ui.charts import lane_figure
+from ui.charts import LANE_LEGEND, lane_figure
 
 
 def turn_ranges(turns: Sequence[int]) -> str:
@@ -75,7 +75,9 @@ def reply_box(text: str, *, height: int = 230) -> Callable[[str], None]:
     return append
 
 
-def figures(record: LaneTurn, *, price: tuple[float, float] | None, window: int | None) -> None:
+def figures(
+    lane: Lane, record: LaneTurn, *, price: tuple[float, float] | None, window: int | None
+) -> None:
     """This turn's numbers, small enough for a narrow column."""
     billed = record.billed_input
     diff = f" (+{billed - record.counted} template)" if billed is not None else ""
@@ -83,17 +85,19 @@ def figures(record: LaneTurn, *, price: tuple[float, float] | None, window: int 
         ("prompt, counted", f"{record.counted:,}" + (" est." if record.estimate else "")),
         ("prompt, billed", f"{billed:,}{diff}" if billed is not None else "n/a"),
         ("completion", f"{record.billed_output:,}" if record.billed_output is not None else "n/a"),
-        ("upkeep calls", f"{len(record.maintenance)} · {record.maintenance_tokens:,} tok"),
+        ("upkeep calls", f"{len(record.maintenance)}: {record.maintenance_tokens:,} tok"),
         ("messages sent", f"{record.n_messages}"),
     ]
+    cost = cost_of(record, price)
+    if cost is not None:
+        rows.append(("cost (est.)", f"${cost:.5f}" if cost else "free (local)"))
     if record.latency_s is not None:
-        ttft = f" · first token {record.ttft_s:.2f}s" if record.ttft_s is not None else ""
-        rows.append(("time", f"{record.latency_s:.2f}s{ttft}"))
-    st.markdown(
-        "\n".join(
-            f"| {k} | {v} |" if i else f"| {k} | {v} |\n|:--|--:|" for i, (k, v) in enumerate(rows)
-        )
-    )
+        ttft = f" (1st {record.ttft_s:.1f}s)" if record.ttft_s is not None else ""
+        rows.append(("time", f"{record.latency_s:.1f}s{ttft}"))
+    table = ["| this turn | |", "|:--|--:|", *(f"| {k} | {v} |" for k, v in rows)]
+    st.markdown("\n".join(table))
+    per_turn = " → ".join(str(r.n_messages) if r.counted else "–" for r in lane.turns)
+    st.caption(f"messages per turn: {per_turn}")
 
 
 def payload(record: LaneTurn) -> None:
@@ -131,6 +135,7 @@ def chart(lane: Lane, *, key: str, height: int = 280) -> None:
         key=key,
         config={"displayModeBar": False},
     )
+    st.caption(LANE_LEGEND)
 
 
 def cost_of(record: LaneTurn, price: tuple[float, float] | None) -> float | None:

@@ -1,0 +1,117 @@
+"""The main page in a real browser, answered by the real embedded model (no key, no internet)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab import fincoach
+from tests.browser_support import ARTIFACTS, chromium, running_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+
+LANES = [
+    "Full buffer",
+    "Sliding window",
+    "Token window",
+    "Summary buffer",
+    "Entity memory",
+    "Hybrid",
+]
+TURN_TIMEOUT_MS = 420_000  # six lanes on a 2-core machine with a 135M model
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    env = {"MEMORY_LAB_DB_URL": f"sqlite:///{data / 'sessions.db'}"}
+    with running_app(env=env) as url:
+        yield url
+
+
+def lane_column(page, title: str):
+    heading = page.get_by_role("heading", name=title, exact=True)
+    return page.locator('[data-testid="stColumn"]').filter(has=heading).last
+
+
+def open_page(page, url: str, max_tokens: int = 48) -> None:
+    page.goto(url)
+    page.get_by_placeholder("Message every lane at once…").wait_for(timeout=90_000)
+    # shorter replies keep the test quick; this also drives the sidebar form for real
+    box = page.get_by_label("Max reply tokens")
+    box.fill(str(max_tokens))
+    page.get_by_role("button", name="Apply (starts a new conversation)").click()
+    page.wait_for_timeout(1500)
+
+
+def wait_for_turn(page, turn: int, timeout_ms: int = TURN_TIMEOUT_MS) -> None:
+    """Every lane has recorded `turn`: each column shows that turn's payload expander."""
+    for title in LANES:
+        column = lane_column(page, title)
+        column.get_by_text(f"Payload · turn {turn}", exact=True).wait_for(timeout=timeout_ms)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
+        timeout=timeout_ms,
+    )
+
+
+def send(page, text: str, turn: int) -> None:
+    box = page.get_by_placeholder("Message every lane at once…")
+    box.fill(text)
+    box.press("Enter")
+    wait_for_turn(page, turn)
+
+
+def lane_chart_points(page) -> list[list[int]]:
+    """x values of the 'prompt (counted)' trace of each lane chart, read from Plotly itself."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .filter(el => (el.layout?.title?.text || '').includes('Tokens per turn'))
+            .map(el => el.data.find(t => t.name === 'prompt (counted)').x)"""
+    )
+
+
+def test_two_messages_stream_into_six_lanes_with_exact_payloads(app_url):
+    with chromium() as page:
+        open_page(page, app_url)
+        send(page, "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.", 1)
+        send(page, "What is my name?", 2)
+
+        column = lane_column(page, "Full buffer")
+        column.get_by_text("Payload · turn 2", exact=True).click()
+        code = column.locator('[data-testid="stCode"] code').first
+        code.wait_for()
+        body = json.loads(code.inner_text())
+        roles = [m["role"] for m in body["messages"]]
+        assert roles == ["system", "user", "assistant", "user"]
+        assert body["messages"][0]["content"] == fincoach.SYSTEM_PROMPT
+        assert body["messages"][1]["content"].startswith("Hi! I'm Chiru.")
+        assert body["messages"][-1]["content"] == "What is my name?"
+        assert body["stream"] is True and body["max_tokens"] == 48
+        assert "api_key" not in json.dumps(body)
+
+        points = lane_chart_points(page)
+        assert len(points) == 6
+        assert all(xs == [1, 2] for xs in points), points
+
+        page.set_viewport_size({"width": 1600, "height": 2600})
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "main-two-turns.png"))
+
+
+def message_counts(page, title: str) -> list[int]:
+    caption = lane_column(page, title).get_by_text("messages per turn:").inner_text()
+    return [int(n) for n in caption.split(":", 1)[1].split("→")]
+
+
+def test_fincoach_demo_grows_the_buffer_and_caps_the_window(app_url):
+    with chromium() as page:
+        open_page(page, app_url, max_tokens=32)
+        page.get_by_role("button", name="▶ Play the FinCoach demo").click()
+        wait_for_turn(page, 5, timeout_ms=5 * TURN_TIMEOUT_MS)
+        assert message_counts(page, "Full buffer") == [2, 4, 6, 8, 10]
+        # the window keeps K=3 turns: it stops growing at 3 x 2 + 2 messages
+        assert message_counts(page, "Sliding window") == [2, 4, 6, 8, 8]
+        page.set_viewport_size({"width": 1600, "height": 2600})
+        page.screenshot(path=str(ARTIFACTS / "main-fincoach-demo.png"))
