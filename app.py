@@ -132,28 +132,34 @@ for column, name in zip(columns, session.lanes, strict=True):
     with column:
         lane_column(name)
 
+
 # ---- below the lanes: the stakeholder picture --------------------------------------------
+def stakeholder_view() -> None:
+    """All lanes on one chart, their running totals, and a context gauge per lane."""
+    records = session.records()
+    titles = {name: lane.title for name, lane in session.lanes.items()}
+    if any(records.values()):
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(comparison_figure(records, titles), width="stretch", key="comparison")
+        with right:
+            st.plotly_chart(cumulative_figure(records, titles), width="stretch", key="cumulative")
+    else:
+        st.info(
+            "Send a message below, or press **Play the FinCoach demo**: every lane answers the "
+            "same message with its own memory, and the charts here compare what each one sent."
+        )
+    st.subheader("Context window")
+    sample = session.user_turns[-1] if session.user_turns else "What should I do next?"
+    gauges = st.columns(len(session.lanes), gap="small")
+    for gauge, lane in zip(gauges, session.lanes.values(), strict=True):
+        with gauge:
+            lane_view.gauge(lane, window=config.context_window, sample=sample, price=price)
+
+
 if session.pending_lanes():
-    st.caption("Comparison charts update when every lane has answered.")
-
-records = session.records()
-titles = {name: lane.title for name, lane in session.lanes.items()}
-if any(records.values()):
-    left, right = st.columns(2)
-    with left:
-        st.plotly_chart(comparison_figure(records, titles), width="stretch", key="comparison")
-    with right:
-        st.plotly_chart(cumulative_figure(records, titles), width="stretch", key="cumulative")
+    # drawn once every lane has answered: building figures now would only compete with the
+    # lanes' threads for the interpreter
+    st.caption("Comparison charts and context gauges update when every lane has answered.")
 else:
-    st.info(
-        "Send a message below, or press **Play the FinCoach demo**: every lane answers the same "
-        "message with its own memory, and the charts here compare what each one sent."
-    )
-
-st.subheader("Context window")
-window = config.context_window
-sample = session.user_turns[-1] if session.user_turns else "What should I do next?"
-gauges = st.columns(len(session.lanes), gap="small")
-for gauge, lane in zip(gauges, session.lanes.values(), strict=True):
-    with gauge:
-        lane_view.gauge(lane, window=window, sample=sample, price=price)
+    stakeholder_view()
