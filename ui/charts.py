@@ -5,7 +5,7 @@ Built for a projector: large fonts, thick lines, one colour per strategy everywh
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -131,42 +131,57 @@ def cumulative(records: Sequence[LaneTurn]) -> list[int]:
     return out
 
 
-def comparison_figure(
-    records: Mapping[str, Sequence[LaneTurn]], titles: Mapping[str, str], *, height: int = 430
+def _by_lane(
+    records: Mapping[str, Sequence[LaneTurn]],
+    titles: Mapping[str, str],
+    values: Callable[[list[LaneTurn]], list[int]],
+    *,
+    title: str,
+    y_title: str,
+    height: int,
 ) -> go.Figure:
-    """All lanes' prompt tokens per turn on one chart: the picture for a stakeholder."""
+    """One thick line per lane, in the lane's colour."""
     fig = go.Figure()
     for name, recs in records.items():
         rows = charted(recs)
         fig.add_scatter(
             x=[r.turn for r in rows],
-            y=[r.counted for r in rows],
+            y=values(rows),
             name=titles.get(name, name),
             mode="lines+markers",
             line={"color": color(name), "width": 4},
             marker={"size": 9},
         )
-    fig.update_yaxes(title_text="prompt tokens sent")
-    return _layout(fig, title="Prompt tokens per turn, by strategy", height=height)
+    fig.update_yaxes(title_text=y_title)
+    return _layout(fig, title=title, height=height)
+
+
+def comparison_figure(
+    records: Mapping[str, Sequence[LaneTurn]], titles: Mapping[str, str], *, height: int = 430
+) -> go.Figure:
+    """All lanes' prompt tokens per turn on one chart: the picture for a stakeholder."""
+    return _by_lane(
+        records,
+        titles,
+        lambda rows: [r.counted for r in rows],
+        title="Prompt tokens per turn, by strategy",
+        y_title="prompt tokens sent",
+        height=height,
+    )
 
 
 def cumulative_figure(
     records: Mapping[str, Sequence[LaneTurn]], titles: Mapping[str, str], *, height: int = 430
 ) -> go.Figure:
     """All lanes' running total of tokens (prompts + replies + upkeep calls)."""
-    fig = go.Figure()
-    for name, recs in records.items():
-        rows = charted(recs)
-        fig.add_scatter(
-            x=[r.turn for r in rows],
-            y=cumulative(rows),
-            name=titles.get(name, name),
-            mode="lines+markers",
-            line={"color": color(name), "width": 4},
-            marker={"size": 9},
-        )
-    fig.update_yaxes(title_text="tokens so far")
-    return _layout(fig, title="Total tokens over the conversation", height=height)
+    return _by_lane(
+        records,
+        titles,
+        cumulative,
+        title="Total tokens over the conversation",
+        y_title="tokens so far",
+        height=height,
+    )
 
 
 def figure_points(fig: go.Figure, trace_name: str) -> list[tuple[Any, Any]]:

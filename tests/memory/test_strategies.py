@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memory.registry import create
+from memory.registry import REGISTRY, create
 from memory.strategies.base import SUMMARY_ACK, SUMMARY_NOTE
 from memory.types import Completion
 from tests.memory.conftest import FakeExtractor, FakeSummariser
 
 SYSTEM = "You are FinCoach."
+ALL = list(REGISTRY)
 
 
 def make(name, counter, summarize=None, extract=None, **params):
@@ -155,19 +156,7 @@ def test_model_usage_and_body_are_kept_on_the_call(counter):
     assert call.usage == Usage(40, 5) and call.body == {"model": "cheap"}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "full",
-        "window",
-        "token_window",
-        "summary",
-        "summary_buffer",
-        "entity",
-        "hybrid",
-        "retrieval",
-    ],
-)
+@pytest.mark.parametrize("name", ALL)
 def test_a_fork_can_be_probed_without_changing_the_original(counter, name):
     s = make(name, counter)
     s.commit("my name is Chiru", "Hi Chiru")
@@ -181,19 +170,7 @@ def test_a_fork_can_be_probed_without_changing_the_original(counter, name):
     assert len(s.history) == 2 and len(fork.history) == 4
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "full",
-        "window",
-        "token_window",
-        "summary",
-        "summary_buffer",
-        "entity",
-        "hybrid",
-        "retrieval",
-    ],
-)
+@pytest.mark.parametrize("name", ALL)
 def test_snapshot_and_restore_give_the_same_next_request(counter, name):
     import json
 
