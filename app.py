@@ -11,7 +11,7 @@ import streamlit as st
 
 from lab import fincoach
 from lab.session import Session
-from ui import lane_view
+from ui import lane_view, presentation
 from ui.app_state import AppConfig, new_session, price_for
 from ui.charts import comparison_figure, cumulative_figure
 from ui.sidebar import render_sidebar
@@ -37,6 +37,9 @@ if st.session_state.session is None:
         st.error(f"Could not start the lanes: {exc}")
         st.stop()
 session: Session = st.session_state.session
+if presentation.sidebar(session):  # the toggle; presentation mode replaces the page below
+    presentation.render(session, config)
+    st.stop()
 
 # ---- header ---------------------------------------------------------------------------
 top_left, top_right = st.columns([3, 2], vertical_alignment="bottom")

@@ -245,15 +245,19 @@ class Lane:
             self.turns.append(record)
         return record
 
-    def snapshot(self) -> dict[str, Any]:
-        """The lane as plain data: strategy, parameters, memory state and every turn record."""
+    def memory_state(self) -> dict[str, Any]:
+        """The lane's memory as plain data (strategy, parameters, memory, turn numbers), without
+        the turn records: what a store saves after every turn."""
         return {
             "strategy": self.name,
             "params": dict(self.params),
             "memory": self.strategy.snapshot(),
             "turn_numbers": list(self._turn_numbers),
-            "turns": [t.as_dict() for t in self.turns],
         }
+
+    def snapshot(self) -> dict[str, Any]:
+        """The lane as plain data: strategy, parameters, memory state and every turn record."""
+        return {**self.memory_state(), "turns": [t.as_dict() for t in self.turns]}
 
     def restore(self, data: Mapping[str, Any]) -> None:
         """Load a `snapshot` into this fresh lane (same strategy and parameters)."""

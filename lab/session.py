@@ -101,6 +101,8 @@ class Session:
         self._touched = time.monotonic()
         # called as (session, record) after every lane turn is recorded, from the lane's thread
         self.listeners: list[Callable[[Session, LaneTurn], None]] = []
+        # called as (session, turn, user_text) when a user turn begins, before any lane runs it
+        self.turn_listeners: list[Callable[[Session, int, str], None]] = []
 
     @property
     def turn(self) -> int:
@@ -122,7 +124,10 @@ class Session:
         with self._lock:
             self._touched = time.monotonic()
             self.user_turns.append(user_text)
-            return len(self.user_turns)
+            turn = len(self.user_turns)
+        for listener in list(self.turn_listeners):
+            listener(self, turn, user_text)
+        return turn
 
     def run_lane(
         self, name: str, turn: int, on_delta: Callable[[str], None] | None = None

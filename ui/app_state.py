@@ -106,7 +106,7 @@ def _secret(name: str | None) -> str | None:
 def new_session(config: AppConfig) -> Session:
     """A fresh conversation with the configured lanes."""
     choice = config.provider
-    return Session(
+    session = Session(
         system_prompt=config.system_prompt,
         lanes=[LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
         provider=settings_for(choice),
@@ -114,6 +114,10 @@ def new_session(config: AppConfig) -> Session:
         if choice.maintenance_model
         else None,
     )
+    from ui import persistence  # imported here: persistence imports this module
+
+    persistence.attach(session, config)  # every turn is saved as it completes
+    return session
 
 
 def price_for(config: AppConfig) -> tuple[float, float] | None:

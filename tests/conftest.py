@@ -1,0 +1,10 @@
+"""Every test gets its own session store: nothing is written under data/."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _private_session_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORY_LAB_DB_URL", f"sqlite:///{tmp_path / 'sessions.sqlite3'}")
