@@ -227,12 +227,18 @@ def cmd_survival(args: argparse.Namespace) -> int:
     with_model = not args.payload_only
     est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
     err = sys.stderr
-    err.write(
+    plan = (
         f"Plan: {len(config.facts)} facts x {len(config.strategies)} strategies x "
         f"{len(config.probe_turns)} probe turns = {est.rows} probes; "
-        f"about {est.calls} model calls ({est.probe_calls} probes, {est.reply_calls} replies, "
-        f"{est.maintenance_calls} upkeep), about {est.tokens:,} tokens\n"
     )
+    if with_model:
+        plan += (
+            f"about {est.calls} model calls ({est.probe_calls} probes, {est.reply_calls} "
+            f"replies, {est.maintenance_calls} upkeep), about {est.tokens:,} tokens"
+        )
+    else:
+        plan += "no model calls (payload only)"
+    err.write(plan + "\n")
     if args.estimate_only:
         print(json.dumps(est.as_dict(), indent=2))
         return EXIT_OK
@@ -264,7 +270,7 @@ def cmd_survival(args: argparse.Namespace) -> int:
             extract=model_fn,
             on_progress=None if args.quiet else _progress_printer(err),
             cancel=cancel,
-            workers=args.workers,
+            workers=args.workers or (1 if args.provider == "embedded" else None),
             expected_calls=est.calls,
         )
     finally:
@@ -456,7 +462,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--base-url", help="endpoint URL for OpenAI-compatible servers")
     s.add_argument("--max-tokens", type=_positive, default=96, help="reply length cap (96)")
     s.add_argument("--temperature", type=float, default=0.0, help="0 (reproducible) by default")
-    s.add_argument("--workers", type=_positive, help="strategies run at once (default: all)")
+    s.add_argument(
+        "--workers",
+        type=_positive,
+        help="strategies run at once (default: 1 on the embedded model, whose batched replies "
+        "can differ run to run; all strategies on other providers)",
+    )
     s.add_argument("--csv", help="write every probe row here")
     s.add_argument("--json", help="write config, rows and totals here")
     s.add_argument("--rows", action="store_true", help="also print every probe and reply")

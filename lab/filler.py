@@ -377,12 +377,25 @@ def _from_csv(text: str) -> list[FillerTurn]:
 
 
 def parse_transcript(text: str, *, name: str = "") -> list[FillerTurn]:
-    """Filler from a transcript: JSON (a list of strings, role/content messages, or objects
-    with user/reply), CSV with a 'user' column, or plain text with one user message a line."""
+    """Filler from a transcript. First the app's import formats (lab/transcripts.py: OpenAI
+    or Anthropic messages JSON, 'User:'/'Assistant:' text, a Memory Lab session export), then
+    simpler shapes: a JSON list of strings or of {user, reply} objects, CSV with a 'user'
+    column, or plain text with one user message a line."""
     kind = Path(name).suffix.lower()
     stripped = text.strip()
     if not stripped:
         raise TranscriptError("the transcript is empty")
+    if kind != ".csv":
+        from lab import transcripts  # the main page's importer (imported here: it is heavier)
+
+        try:
+            found = transcripts.parse(text, name=name)
+        except (transcripts.TranscriptError, ValueError):
+            pass  # not one of those formats: try the simple shapes below
+        else:
+            turns = [FillerTurn(user, reply or None) for user, reply in found.turns if user.strip()]
+            if turns:
+                return turns
     if kind == ".json" or (not kind and stripped[:1] in "[{"):
         try:
             data = json.loads(stripped)

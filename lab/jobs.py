@@ -86,24 +86,45 @@ class Job:
         return self.done
 
 
-_jobs: dict[str, Job] = {}
-_registry_lock = threading.Lock()
+class Board:
+    """A registry of jobs by id. A UI keeps one where module reloads cannot reset it
+    (Streamlit re-imports project modules when a file changes; st.cache_resource survives)."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, target: Callable[[Job], Any], *, name: str = "") -> Job:
+        """Start `target` in a background job and register it."""
+        job = Job(target, name=name)
+        with self._lock:
+            self._jobs[job.id] = job
+            finished = [j for j in self._jobs.values() if j.done]
+            for old in sorted(finished, key=lambda j: j.started)[: max(0, len(self._jobs) - KEEP)]:
+                self._jobs.pop(old.id, None)
+        return job.start()
+
+    def get(self, job_id: str | None) -> Job | None:
+        """The job with this id, if this board still has it."""
+        if not job_id:
+            return None
+        with self._lock:
+            return self._jobs.get(job_id)
+
+
+_default = Board()
 
 
 def submit(target: Callable[[Job], Any], *, name: str = "") -> Job:
-    """Start `target` in a background job and register it."""
-    job = Job(target, name=name)
-    with _registry_lock:
-        _jobs[job.id] = job
-        finished = [j for j in _jobs.values() if j.done]
-        for old in sorted(finished, key=lambda j: j.started)[: max(0, len(_jobs) - KEEP)]:
-            _jobs.pop(old.id, None)
-    return job.start()
+    """Start `target` in a background job on the process-wide board."""
+    return _default.submit(target, name=name)
 
 
 def get(job_id: str | None) -> Job | None:
-    """The job with this id, if this process still has it."""
-    if not job_id:
-        return None
-    with _registry_lock:
-        return _jobs.get(job_id)
+    """A job of the process-wide board."""
+    return _default.get(job_id)
+
+
+def default_board() -> Board:
+    """The process-wide board (a UI caches it, so a module reload keeps the same one)."""
+    return _default

@@ -274,7 +274,7 @@ class ProbeRow:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ProbeRow:
-        values = {f.name: data.get(f.name) for f in fields(cls)}
+        values: dict[str, Any] = {f.name: data.get(f.name) for f in fields(cls)}
         for key in ("answers", "found_in", "kept_turns", "summarised_turns"):
             values[key] = tuple(values[key] or ())
         values["params"] = dict(values["params"] or {})

@@ -20,22 +20,24 @@ SEED_LINE = "#d64541"
 BARS_UP_TO = 40  # more turns than this: per-turn prompts are drawn as lines, not bars
 
 
-def _layout(fig: go.Figure, title: str, height: int, turns: int, log_total: bool) -> go.Figure:
+def _layout(fig: go.Figure, title: str, height: int, turns: int, log_scale: bool) -> go.Figure:
     fig.update_layout(
         title={"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"},
         font=FONT,
         height=height,
-        margin={"l": 10, "r": 10, "t": 64, "b": 10},
+        margin={"l": 20, "r": 20, "t": 70, "b": 20},
         plot_bgcolor="white",
         paper_bgcolor="white",
         hovermode="x unified",
         barmode="group",
-        legend={"orientation": "h", "y": -0.18, "x": 0, "font": {"size": 16}},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0, "font": {"size": 16}},
         yaxis={
             "title": {"text": "tokens in one request"},
             "rangemode": "tozero",
             "gridcolor": "#e5e7eb",
-            "tickformat": ",",
+            "tickformat": ",.0f",
+            "type": "log" if log_scale else "linear",
+            "dtick": 1 if log_scale else None,  # one tick per power of ten
         },
         yaxis2={
             "title": {"text": "tokens sent so far"},
@@ -43,11 +45,17 @@ def _layout(fig: go.Figure, title: str, height: int, turns: int, log_total: bool
             "side": "right",
             "rangemode": "tozero",
             "showgrid": False,
-            "tickformat": ",",
-            "type": "log" if log_total else "linear",
+            # round numbers of its own, not ticks synced to the left axis; log: powers of ten
+            "tickmode": "linear" if log_scale else "auto",
+            "tickformat": ",.0f",
+            "type": "log" if log_scale else "linear",
+            "dtick": 1 if log_scale else None,
         },
     )
-    fig.update_xaxes(title_text="turn", dtick=1 if turns <= 20 else None, gridcolor="#f3f4f6")
+    fig.update_xaxes(
+        title_text="turn", dtick=1 if turns <= 20 else None, gridcolor="#f3f4f6", automargin=True
+    )
+    fig.update_yaxes(automargin=True)  # room for long tick labels (plotly does not by default)
     return fig
 
 
@@ -76,10 +84,11 @@ def seed_chart(rows: Sequence[SimRow], *, title: str | None = None, height: int 
 
 
 def projection_chart(
-    sim: Simulation, *, height: int = 560, log_total: bool = False, title: str | None = None
+    sim: Simulation, *, height: int = 560, log_scale: bool = False, title: str | None = None
 ) -> go.Figure:
     """Every projected strategy: its prompt per turn (bars, or lines past 40 turns) and its
-    running total (dashed line, right axis)."""
+    running total (dashed line, right axis). `log_scale` puts both axes on a log scale, so
+    a plateau of a few hundred tokens stays visible next to a full buffer's thousands."""
     n = sim.config.n_turns
     fig = go.Figure()
     for label, rows in sim.rows.items():
@@ -105,7 +114,7 @@ def projection_chart(
             yaxis="y2",
         )
     text = title or f"Projected token growth over {n} turns (dashed: all prompts so far)"
-    return _layout(fig, text, height, n, log_total)
+    return _layout(fig, text, height, n, log_scale)
 
 
 def trace_points(fig: go.Figure, name: str) -> list[tuple[int, int]]:

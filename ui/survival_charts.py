@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from lab.survival import LEAK_FLAG, SurvivalResult
 from ui.charts import color
@@ -28,10 +29,13 @@ def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
         title={"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"},
         font=FONT,
         height=height,
-        margin={"l": 10, "r": 10, "t": 64, "b": 10},
+        margin={"l": 20, "r": 20, "t": 96, "b": 20},
         plot_bgcolor="white",
         paper_bgcolor="white",
     )
+    # plotly does not make room for long tick labels unless asked: strategy names are long
+    fig.update_xaxes(automargin=True, title_standoff=12)
+    fig.update_yaxes(automargin=True, title_standoff=12)
     return fig
 
 
@@ -80,16 +84,44 @@ def heatmap(result: SurvivalResult, verdict: str, *, title: str | None = None) -
             ygap=3,
             hovertemplate="%{y}<br>%{x}: %{text}<extra></extra>",
             colorbar={
-                "title": {"text": "share of facts"},
+                "title": {"text": "share of facts", "side": "right"},
                 "tickvals": [0, 0.5, 1],
                 "ticktext": ["none", "half", "all"],
             },
         )
     )
-    fig.update_yaxes(autorange="reversed", title_text="strategy", tickfont={"size": 17})
-    fig.update_xaxes(title_text="probe turn N", side="top", tickfont={"size": 17})
-    height = 150 + 62 * max(1, len(strategies))
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 17})
+    fig.update_xaxes(title_text="probe turn N", tickfont={"size": 17})
+    height = 190 + 62 * max(1, len(strategies))
     return _base(fig, title or TITLES[verdict], height)
+
+
+def heatmaps(result: SurvivalResult, *, title: str | None = None) -> go.Figure:
+    """Both verdicts side by side on one figure, sharing the strategy rows (the page's view):
+    in the payload (left) and recalled (right); payload only when no model answered."""
+    verdicts = ["in_payload"] + (["recalled"] if result.mode == "model" else [])
+    singles = [heatmap(result, v) for v in verdicts]
+    fig = make_subplots(
+        rows=1,
+        cols=len(verdicts),
+        shared_yaxes=True,
+        horizontal_spacing=0.03,
+        subplot_titles=[
+            "In the payload (deterministic)" if v == "in_payload" else "Recalled by the model"
+            for v in verdicts
+        ],
+    )
+    for i, single in enumerate(singles, start=1):
+        trace = single.data[0]
+        trace.update(showscale=(i == len(singles)))
+        if i == len(singles):
+            trace.colorbar.update(x=1.0, xanchor="left", len=0.9)
+        fig.add_trace(trace, row=1, col=i)
+        fig.update_xaxes(title_text="probe turn N", tickfont={"size": 17}, row=1, col=i)
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 17})
+    fig.update_annotations(font={"size": 19})
+    heading = title or "Does the fact survive to turn N? (facts kept / facts probed)"
+    return _base(fig, heading, singles[0].layout.height + 30)
 
 
 def tokens_chart(result: SurvivalResult, *, title: str | None = None) -> go.Figure:

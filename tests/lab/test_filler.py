@@ -75,11 +75,22 @@ def test_json_role_content_messages_pair_user_with_reply():
         {"role": "user", "content": "in a row"},
     ]
     turns = parse_transcript(json.dumps(data), name="x.json")
+    # the app's importer (lab/transcripts.py) joins consecutive user messages into one turn
+    assert [(t.user, t.reply) for t in turns] == [("hi", "hello"), ("two users\n\nin a row", None)]
+
+
+def test_the_apps_transcript_formats_are_accepted():
+    labelled = "User: how do I budget?\nAssistant: Start with your fixed costs.\nUser: thanks\n"
+    turns = parse_transcript(labelled, name="chat.txt")
     assert [(t.user, t.reply) for t in turns] == [
-        ("hi", "hello"),
-        ("two users", None),
-        ("in a row", None),
+        ("how do I budget?", "Start with your fixed costs."),
+        ("thanks", None),
     ]
+    anthropic = {
+        "system": "s",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]}],
+    }
+    assert [t.user for t in parse_transcript(json.dumps(anthropic), name="a.json")] == ["q"]
 
 
 def test_json_shapes():

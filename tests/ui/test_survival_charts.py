@@ -1,0 +1,106 @@
+"""The survival lab's figures: heat map cells, guess/leak labels, tokens spent; no streamlit."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from lab.choices import parse_choice
+from lab.standins import StaticReply
+from lab.survival import DEFAULT_FACTS, SurvivalConfig, run_survival
+from ui.survival_charts import heatmap, heatmap_cells, strategies_of, tokens_chart
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def guess(request, on_delta=None):
+    return StaticReply("Your name is Chiru.")
+
+
+@pytest.fixture(scope="module")
+def result():
+    config = SurvivalConfig(
+        facts=DEFAULT_FACTS[:2],
+        probe_turns=(2, 5),
+        strategies=(parse_choice("full"), parse_choice("window:k=3")),
+    )
+    return run_survival(config, send=guess)
+
+
+def test_payload_heat_map_cells(result):
+    fig = heatmap(result, "in_payload")
+    assert strategies_of(fig) == ["full", "window (k=3)"]
+    assert list(fig.data[0].x) == ["N=2", "N=5"]
+    assert heatmap_cells(fig) == [["2/2", "2/2"], ["2/2", "0/2"]]
+    assert list(fig.data[0].z[1]) == [1.0, 0.0]
+    assert fig.layout.title.text == "Fact in the payload at turn N"
+
+
+def test_recall_heat_map_flags_guesses(result):
+    fig = heatmap(result, "recalled")
+    cells = heatmap_cells(fig)
+    assert cells[0] == ["1/2", "1/2"]  # the name is recalled, the salary is not
+    assert cells[1][1] == "1/2<br>1 guess/leak"  # window lost the name yet "recalled" it
+
+
+def test_payload_only_recall_cells_are_empty():
+    config = SurvivalConfig(
+        facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_choice("full"),)
+    )
+    fig = heatmap(run_survival(config), "recalled")
+    assert heatmap_cells(fig) == [["—"]] and [list(r) for r in fig.data[0].z] == [[None]]
+
+
+def test_tokens_chart_has_one_bar_series_per_strategy(result):
+    fig = tokens_chart(result)
+    assert [t.name for t in fig.data] == ["full", "window (k=3)"]
+    full, window = fig.data
+    assert full.y[0] == window.y[0]  # same conversation at N=2
+    assert full.y[1] > window.y[1]  # the window sends less by N=5
+    assert fig.layout.yaxis.title.text == "prompt tokens sent so far"
+
+
+def test_projector_fonts(result):
+    fig = heatmap(result, "in_payload")
+    assert fig.layout.font.size >= 16 and fig.layout.title.font.size >= 20
+    assert fig.data[0].textfont.size >= 18
+
+
+def test_unknown_verdict_is_refused(result):
+    with pytest.raises(ValueError, match="in_payload"):
+        heatmap(result, "vibes")
+
+
+@pytest.mark.parametrize("module", ["ui/survival_charts.py", "ui/growth_charts.py"])
+def test_chart_modules_do_not_import_streamlit(module):
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not {n for n in names if n.split(".")[0] == "streamlit"}
+
+
+def test_the_page_figure_puts_both_verdicts_side_by_side(result):
+    from ui.survival_charts import heatmaps
+
+    fig = heatmaps(result)
+    assert len(fig.data) == 2
+    payload, recall = fig.data
+    assert [list(r) for r in payload.text] == [["2/2", "2/2"], ["2/2", "0/2"]]
+    assert recall.text[1][1] == "1/2<br>1 guess/leak"
+    assert [a.text for a in fig.layout.annotations] == [
+        "In the payload (deterministic)",
+        "Recalled by the model",
+    ]
+    assert payload.showscale is False and recall.showscale is True
+
+
+def test_the_page_figure_without_a_model_has_the_payload_only():
+    from ui.survival_charts import heatmaps
+
+    config = SurvivalConfig(
+        facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_choice("full"),)
+    )
+    fig = heatmaps(run_survival(config))
+    assert len(fig.data) == 1 and fig.layout.annotations[0].text.startswith("In the payload")
