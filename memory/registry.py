@@ -95,12 +95,21 @@ register(FullBuffer)
 register(SlidingWindow, K)
 register(TokenWindow, BUDGET)
 register(RunningSummary, PLACEMENT, NOTE)
-register(SummaryBuffer, BUDGET, TRIGGER, PLACEMENT, NOTE)
+FOLD_TO = Param(
+    "fold_to",
+    0.5,
+    "once triggered, fold old turns until the prompt is at most this share of the budget",
+    minimum=0.05,
+    maximum=1.0,
+)
+
+register(SummaryBuffer, BUDGET, TRIGGER, FOLD_TO, PLACEMENT, NOTE)
 register(EntityMemory, Param("k", 2, "recent turns kept verbatim", minimum=0, maximum=100))
 register(
     Hybrid,
     Param("budget", 800, BUDGET.help, minimum=1, maximum=1_000_000),
     TRIGGER,
+    FOLD_TO,
     PLACEMENT,
     NOTE,
 )

@@ -1,11 +1,13 @@
 """Summary buffer: recent turns verbatim within a token budget, older turns folded into a summary.
 
 Unlike LangChain's ConversationSummaryBufferMemory, the summary's own tokens count against
-the budget (a summary longer than half the room left by the system text is cut to fit,
-and the cut is noted). After each turn, when the resting prompt (system text with summary, plus the
-buffered turns) exceeds `trigger` x budget, the oldest turns are folded into the summary
-until it no longer does. Before a turn, if the new message would push the request over the
-budget, the oldest buffered turns are folded (or, if the summariser fails, left out).
+the budget (a summary longer than half the room left by the system text is cut to fit, and
+the cut is noted). After each turn, when the resting prompt (system text with summary, plus
+the buffered turns) exceeds `trigger` x budget, the oldest turns are folded into the summary
+until it is at most `fold_to` x budget: the prompt saw-tooths between the two marks
+(fold_to = trigger folds only what it must, as LangChain does). Before a turn, if the new
+message would push the request over the budget, the oldest buffered turns are folded (or, if
+the summariser fails, left out).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from memory.errors import InvalidParameter
 from memory.strategies.base import Strategy
 from memory.strategies.token_window import check_budget
 from memory.types import MaintenanceCall, Request, Turn
@@ -28,9 +31,16 @@ class SummaryBuffer(Strategy):
     )
     uses_summary = True
 
-    def __init__(self, system_prompt: str, *, budget: int = 600, **options: Any) -> None:
+    def __init__(
+        self, system_prompt: str, *, budget: int = 600, fold_to: float = 0.5, **options: Any
+    ) -> None:
         super().__init__(system_prompt, **options)
         self.budget = check_budget(budget, self.counter.count(system_prompt))
+        if not 0 < fold_to <= self.trigger:
+            raise InvalidParameter(
+                f"fold_to ({fold_to}) must be above 0 and at most the trigger ({self.trigger})"
+            )
+        self.fold_to = fold_to
 
     @property
     def threshold(self) -> int:
@@ -53,9 +63,15 @@ class SummaryBuffer(Strategy):
             + self.history.tokens(self.buffer())
         )
 
+    @property
+    def low_water(self) -> int:
+        """Once folding starts, it goes on until resting tokens are at most this."""
+        return math.floor(self.fold_to * self.budget)
+
     def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
         calls = self.extra_maintenance(turn)
-        calls.extend(self.compress(self.threshold))
+        if self.resting_tokens() > self.threshold:
+            calls.extend(self.compress(self.low_water))
         return calls
 
     def extra_maintenance(self, turn: Turn) -> list[MaintenanceCall]:

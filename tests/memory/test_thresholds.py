@@ -52,3 +52,36 @@ def test_new_message_exactly_filling_the_budget_is_sent(counter, offset, overflo
             s.prepare(text)
     else:
         assert s.prepare(text).tokens.content == 50
+
+
+def test_once_triggered_the_summary_buffer_folds_down_to_fold_to(counter):
+    budget = 400
+    s = create(
+        "summary_buffer",
+        SYSTEM,
+        counter=counter,
+        summarize=FakeSummariser("short"),
+        params={"budget": budget, "trigger": 0.8, "fold_to": 0.4},
+    )
+    resting = []
+    for _ in range(30):
+        s.commit(counter.text_of_tokens(20), counter.text_of_tokens(20))
+        resting.append(s.resting_tokens())
+    assert max(resting) <= 320
+    # a saw-tooth: it falls to the low-water mark, then climbs back to the trigger
+    drops = [b for a, b in zip(resting, resting[1:], strict=False) if b < a]
+    assert drops and all(d <= 160 for d in drops)
+    assert max(resting) > 280
+
+
+def test_fold_to_above_the_trigger_is_refused(counter):
+    from memory.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="fold_to"):
+        create(
+            "summary_buffer",
+            SYSTEM,
+            counter=counter,
+            summarize=FakeSummariser(),
+            params={"trigger": 0.5, "fold_to": 0.7},
+        )
