@@ -11,9 +11,9 @@ import streamlit as st
 
 from lab import fincoach
 from lab.session import Session
+from present.lanes import comparison_figure, cumulative_figure
 from ui import lane_view, presentation
 from ui.app_state import AppConfig, new_session, price_for
-from ui.charts import comparison_figure, cumulative_figure
 from ui.sidebar import render_sidebar
 
 st.set_page_config(page_title="Memory Lab", page_icon="🧠", layout="wide")

@@ -30,8 +30,8 @@ from lab.survival import (
 )
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
+from present.survival import heatmaps, tokens_chart
 from ui.app_state import AppConfig, settings_for
-from ui.survival_charts import heatmaps, tokens_chart
 
 st.set_page_config(page_title="Fact survival · Memory Lab", page_icon="🧪", layout="wide")
 

@@ -28,7 +28,7 @@ from lab.simulator import (
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
 from memory.replay import growth_factor
-from ui.growth_charts import projection_chart, seed_chart
+from present.growth import projection_chart, seed_chart
 
 st.set_page_config(page_title="Token growth · Memory Lab", page_icon="📈", layout="wide")
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from lab import export, jobs, transcripts
+from lab import jobs, transcripts
 from lab.session import LaneSpec
 from lab.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
 from memory.registry import REGISTRY
+from present import export
+from present.lanes import comparison_figure, cumulative_figure, lane_figure
 from ui import persistence
 from ui.app_state import AppConfig, LaneChoice, settings_for
-from ui.charts import comparison_figure, cumulative_figure, lane_figure
 
 st.set_page_config(page_title="Sessions · Memory Lab", page_icon="🗂️", layout="wide")
 

@@ -38,7 +38,8 @@ FORBIDDEN = {
         "xllamacpp",
     },
     "providers": {"streamlit", "lab"},
-    "lab": {"streamlit"},
+    "lab": {"streamlit", "ui", "present"},
+    "present": {"streamlit", "ui"},
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from lab.lanes import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
-from ui.charts import LANE_LEGEND, lane_figure
+from present.lanes import LANE_LEGEND, lane_figure
 
 
 def turn_ranges(turns: Sequence[int]) -> str:

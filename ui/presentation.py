@@ -20,9 +20,9 @@ import streamlit as st
 from lab.lanes import LaneTurn
 from lab.session import Session
 from lab.store import INTERRUPTED
+from present.lanes import LANE_LEGEND, comparison_figure, cumulative_figure, lane_figure
 from ui import persistence
 from ui.app_state import AppConfig
-from ui.charts import LANE_LEGEND, comparison_figure, cumulative_figure, lane_figure
 
 KEY = "presentation"
 CHART_HEIGHT = 560

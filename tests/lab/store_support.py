@@ -11,7 +11,7 @@ from lab.lanes import LaneTurn
 from lab.session import LaneSpec, Session
 from lab.store import SavedSession
 from memory.registry import DEFAULT_LANES
-from ui.charts import comparison_figure, cumulative_figure, lane_figure
+from present.lanes import comparison_figure, cumulative_figure, lane_figure
 
 PLANTED = "sk-proj-PLANTEDtypedKEY0000000000000000000000"  # typed in the sidebar
 PLANTED_ENV = "sk-ant-api03-PLANTEDenvKEY111111111111111111111"  # in the environment

@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from lab import export
 from lab.store import SavedSession, Store
 from lab.survival import SurvivalConfig, run_survival
 from lab.transcripts import parse
+from present import export
+from present.lanes import charted, cumulative
 from tests.lab.store_support import make_session
-from ui.charts import charted, cumulative
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import export, fincoach
+from lab import fincoach
 from lab.fake_provider import FakeTransport
 from lab.lanes import ERROR
 from lab.session import Session
@@ -21,6 +21,7 @@ from lab.store import (
     Store,
     StoreError,
 )
+from present import export
 from tests.lab.store_support import (
     PLANTED,
     PLANTED_ENV,

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab import export, fincoach
+from lab import fincoach
 from lab.fake_provider import FakeTransport
 from lab.store import INTERRUPTED, Store
+from present import export
 from tests.lab.store_support import live_figures, make_session, openai_settings, saved_figures
 
 pytestmark = pytest.mark.postgres

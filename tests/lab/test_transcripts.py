@@ -7,7 +7,6 @@ import json
 import pytest
 
 import providers
-from lab import export
 from lab.fake_provider import FakeTransport
 from lab.lanes import ERROR, OK
 from lab.session import LaneSpec
@@ -20,6 +19,7 @@ from lab.transcripts import (
     replay,
     would_send,
 )
+from present import export
 from tests.lab.store_support import make_session, openai_settings
 
 OPENAI = [

@@ -41,7 +41,9 @@ def _fresh_clients() -> Iterator[None]:
     clear_clients()
 
 
-def settings_for(server: FakeLLMServer, family: str, model: str, **overrides: Any) -> ProviderSettings:
+def settings_for(
+    server: FakeLLMServer, family: str, model: str, **overrides: Any
+) -> ProviderSettings:
     """Settings pointing one SDK at the fake endpoint, with fast retries and a short timeout."""
     values: dict[str, Any] = {
         "api_key": TEST_KEY,

@@ -23,6 +23,7 @@ Any path but /v1/chat/completions and /v1/messages answers 404.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -166,7 +167,11 @@ def _anthropic_start(model: str) -> list[bytes]:
         ),
         _sse_anthropic(
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
         ),
         _sse_anthropic("ping", {"type": "ping"}),
     ]
@@ -203,7 +208,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         raw = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -231,12 +238,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Close the socket mid-body: the client sees a broken chunked stream."""
         self.wfile.flush()
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
-    def _error(self, family: str, status: int, kind: str, message: str, code: str | None = None) -> None:
+    def _error(
+        self, family: str, status: int, kind: str, message: str, code: str | None = None
+    ) -> None:
         if family == "anthropic":
             payload: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
         else:
@@ -261,15 +268,15 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         auth = self.headers.get("Authorization", "") or self.headers.get("x-api-key", "")
         key = auth.removeprefix("Bearer ").strip()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._serve(family, model, key, nth)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
     def _serve(self, family: str, model: str, key: str, nth: int) -> None:
         if model == "fault-401":
             self._error(
-                family, 401, "authentication_error" if family == "anthropic" else "invalid_request_error",
+                family,
+                401,
+                "authentication_error" if family == "anthropic" else "invalid_request_error",
                 f"Incorrect API key provided: {key}. You can find your API key in your account.",
                 "invalid_api_key",
             )
@@ -279,7 +286,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(family, 404, "not_found_error", f"model: {model}")
             else:
                 self._error(
-                    family, 404, "invalid_request_error",
+                    family,
+                    404,
+                    "invalid_request_error",
                     f"The model `{model}` does not exist or you do not have access to it.",
                     "model_not_found",
                 )
@@ -287,37 +296,52 @@ class _Handler(BaseHTTPRequestHandler):
         limited = re.fullmatch(r"fault-429x(\d+)", model)
         if model == "fault-429-always" or (limited and nth <= int(limited.group(1))):
             self._error(
-                family, 429, "rate_limit_error" if family == "anthropic" else "requests",
+                family,
+                429,
+                "rate_limit_error" if family == "anthropic" else "requests",
                 "Rate limit reached: 3 requests per minute. Please try again in 20ms.",
                 "rate_limit_exceeded",
             )
             return
         if model == "fault-quota":
             self._error(
-                family, 429, "insufficient_quota",
+                family,
+                429,
+                "insufficient_quota",
                 "You exceeded your current quota, please check your plan and billing details.",
                 "insufficient_quota",
             )
             return
         if model == "fault-500":
-            self._error(family, 500, "api_error" if family == "anthropic" else "server_error",
-                        "The server had an error while processing your request.")
+            self._error(
+                family,
+                500,
+                "api_error" if family == "anthropic" else "server_error",
+                "The server had an error while processing your request.",
+            )
             return
         if model == "fault-400":
             self._error(
-                family, 400, "invalid_request_error",
-                "Invalid value for 'max_tokens': must be at most 4096.", "invalid_value",
+                family,
+                400,
+                "invalid_request_error",
+                "Invalid value for 'max_tokens': must be at most 4096.",
+                "invalid_value",
             )
             return
         if model == "fault-context":
             if family == "anthropic":
                 self._error(
-                    family, 400, "invalid_request_error",
+                    family,
+                    400,
+                    "invalid_request_error",
                     f"prompt is too long: {CONTEXT_PROMPT} tokens > {CONTEXT_WINDOW} maximum",
                 )
             else:
                 self._error(
-                    family, 400, "invalid_request_error",
+                    family,
+                    400,
+                    "invalid_request_error",
                     f"This model's maximum context length is {CONTEXT_WINDOW} tokens. However, "
                     f"your messages resulted in {CONTEXT_PROMPT} tokens. Please reduce the "
                     "length of the messages.",
@@ -339,7 +363,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk(
                     _sse_anthropic(
                         "error",
-                        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                        {
+                            "type": "error",
+                            "error": {"type": "overloaded_error", "message": "Overloaded"},
+                        },
                     )
                 )
                 self._end_stream()

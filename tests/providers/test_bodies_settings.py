@@ -89,7 +89,9 @@ def test_anthropic_body_alternates_roles_and_starts_with_the_user():
     ]
 
 
-@pytest.mark.parametrize("base_url", [None, "https://api.anthropic.com", "https://eu.api.anthropic.com/"])
+@pytest.mark.parametrize(
+    "base_url", [None, "https://api.anthropic.com", "https://eu.api.anthropic.com/"]
+)
 def test_anthropic_api_gets_no_temperature(base_url):
     # API version 2026-10-21 (anthropic SDK 2.x) answers 400 to any sampling parameter.
     settings = ProviderSettings("anthropic", "claude-haiku-4-5", base_url=base_url, temperature=0.0)
@@ -154,9 +156,16 @@ def test_local_presets_need_no_key(name):
 
 def test_catalog_lists_the_expected_presets_with_prices_and_windows():
     assert list(PRESETS)[0] == "embedded"
-    assert {"embedded", "openai", "anthropic", "groq", "ollama", "vllm", "lmstudio", "custom"} <= set(
-        PRESETS
-    )
+    assert {
+        "embedded",
+        "openai",
+        "anthropic",
+        "groq",
+        "ollama",
+        "vllm",
+        "lmstudio",
+        "custom",
+    } <= set(PRESETS)
     for p in PRESETS.values():
         for info in p.models:
             assert info.context_window is None or info.context_window > 0
@@ -173,6 +182,7 @@ def test_embedded_preset_reports_the_per_request_window():
     assert settings.context_window == embedded.context_window() == p.models[0].context_window
     assert "small local model (SmolLM2-135M)" in p.description
     assert default_settings() == settings
+    assert settings.timeout == 300.0  # 8 lanes on 2 cores can wait a while for a first token
 
 
 def test_preset_settings_and_model_info():

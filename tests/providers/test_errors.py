@@ -76,7 +76,11 @@ def test_llama_cpp_context_error_fields():
 
 def test_context_error_without_counts_falls_back_to_the_known_window():
     exc = anthropic_status(
-        400, {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+        400,
+        {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "prompt is too long"},
+        },
     )
     err = map_error(exc, SETTINGS, url=URL)
     assert isinstance(err, ContextLengthExceeded)
@@ -94,7 +98,9 @@ def test_permission_denied_is_an_auth_error():
 
 @pytest.mark.parametrize(("status", "retryable"), [(500, False), (503, True), (529, True)])
 def test_server_errors_and_which_are_retried(status, retryable):
-    exc = anthropic_status(status, {"type": "error", "error": {"type": "api_error", "message": "x"}})
+    exc = anthropic_status(
+        status, {"type": "error", "error": {"type": "api_error", "message": "x"}}
+    )
     err = map_error(exc, SETTINGS, url=URL)
     assert isinstance(err, ServerError) and err.retryable is retryable
 

@@ -26,7 +26,9 @@ def test_no_module_under_providers_imports_streamlit():
 
 def test_importing_providers_loads_no_streamlit():
     modules = [
-        f"providers.{p.stem}" for p in sorted((ROOT / "providers").glob("*.py")) if p.stem != "__init__"
+        f"providers.{p.stem}"
+        for p in sorted((ROOT / "providers").glob("*.py"))
+        if p.stem != "__init__"
     ]
     code = (
         "import sys\n"

@@ -26,12 +26,19 @@ def haystacks(reply, settings) -> list[str]:
         settings.key_hint,
     ]
     if reply.error is not None:
-        found += [str(reply.error), repr(reply.error), str(reply.error.detail), str(reply.error.args)]
+        found += [
+            str(reply.error),
+            repr(reply.error),
+            str(reply.error.detail),
+            str(reply.error.args),
+        ]
     return found
 
 
 @pytest.mark.parametrize("family", ["openai", "anthropic"])
-@pytest.mark.parametrize("model", ["ok", "fault-401", "fault-429-always", "fault-context", "fault-cut"])
+@pytest.mark.parametrize(
+    "model", ["ok", "fault-401", "fault-429-always", "fault-context", "fault-cut"]
+)
 def test_explicit_key_never_leaks(fake, caplog, family, model):
     caplog.set_level(logging.DEBUG)
     settings = settings_for(fake, family, model, api_key=PLANTED, max_retries=1)

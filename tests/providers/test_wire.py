@@ -89,7 +89,9 @@ def test_anthropic_wire_shape(fake):
     reply = stream(REQUEST, settings_for(fake, "anthropic", "ok", temperature=0.0, max_tokens=77))
     received = only_body(fake)
     assert received.path == "/v1/messages"
-    assert TEST_KEY in (received.headers.get("authorization", "") + received.headers.get("x-api-key", ""))
+    assert TEST_KEY in (
+        received.headers.get("authorization", "") + received.headers.get("x-api-key", "")
+    )
     assert received.json == {
         "model": "ok",
         "max_tokens": 77,
@@ -223,7 +225,9 @@ def test_context_length_exceeded_with_counts(fake, family):
     error = reply.error
     assert isinstance(error, ContextLengthExceeded)
     assert (error.prompt_tokens, error.context_window) == (CONTEXT_PROMPT, CONTEXT_WINDOW)
-    assert f"{CONTEXT_PROMPT:,} prompt tokens vs a context window of {CONTEXT_WINDOW:,}" in str(error)
+    assert f"{CONTEXT_PROMPT:,} prompt tokens vs a context window of {CONTEXT_WINDOW:,}" in str(
+        error
+    )
     assert "memory strategy" in str(error)
 
 
@@ -280,7 +284,9 @@ def test_bad_request_quotes_the_servers_reason(fake, family):
 
 
 def test_wrong_base_path_points_at_the_url(fake):
-    settings = ProviderSettings("openai_compatible", "ok", base_url=fake.url + "/nowhere", api_key="k")
+    settings = ProviderSettings(
+        "openai_compatible", "ok", base_url=fake.url + "/nowhere", api_key="k"
+    )
     reply = stream(REQUEST, settings)
     assert isinstance(reply.error, ModelNotFound)
     assert "/nowhere" in str(reply.error) and "/v1" in str(reply.error)
@@ -303,3 +309,16 @@ def test_parallel_lanes_share_one_client(fake):
     assert all(r is not None and r.ok for r in replies)
     assert len({id(c) for c in clients}) == 1
     assert sorted(r.json["max_tokens"] for r in fake.requests) == [10 + i for i in range(8)]
+
+
+class StopRun(Exception):
+    """Stands in for a UI framework stopping a script mid-stream."""
+
+
+def test_a_callbacks_own_exception_propagates(fake):
+    def on_delta(text: str) -> None:
+        raise StopRun
+
+    with pytest.raises(StopRun):
+        stream(REQUEST, settings_for(fake, "openai", "ok"), on_delta)
+    assert len(fake.requests) == 1

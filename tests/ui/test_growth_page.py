@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from ui.growth_charts import trace_points
+from present.growth import trace_points
 
 PAGE = "../../pages/2_Token_growth.py"  # AppTest resolves paths against this file's folder
 
@@ -87,7 +87,7 @@ def test_prices_are_editable_and_priced_per_strategy():
 
 def test_chart_builder_points_match_the_seed():
     from lab.simulator import SimConfig, simulate
-    from ui.growth_charts import seed_chart
+    from present.growth import seed_chart
 
     fig = seed_chart(simulate(SimConfig()).rows["full"])
     assert [y for _, y in trace_points(fig, "Prompt sent on this turn")][-1] == 976

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from lab import export, fincoach
+from lab import fincoach
 from lab.store import SavedSession, Store
 from lab.survival import SurvivalConfig, run_survival
+from present import export
 from tests.browser_support import ARTIFACTS, chromium, running_app
 from tests.lab.store_support import make_session
 

@@ -222,7 +222,7 @@ def test_a_survival_run_from_this_browser_session_can_be_attached(fake_transport
 
 
 def test_a_json_export_pasted_in_is_restored_as_it_was(fake_transport):
-    from lab import export
+    from present import export
 
     session = saved_demo(fake_transport, 2)
     text = export.to_json(store().load(session.id))

@@ -10,7 +10,7 @@ import pytest
 from lab.choices import parse_choice
 from lab.standins import StaticReply
 from lab.survival import DEFAULT_FACTS, SurvivalConfig, run_survival
-from ui.survival_charts import heatmap, heatmap_cells, strategies_of, tokens_chart
+from present.survival import heatmap, heatmap_cells, strategies_of, tokens_chart
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,7 +73,7 @@ def test_unknown_verdict_is_refused(result):
         heatmap(result, "vibes")
 
 
-@pytest.mark.parametrize("module", ["ui/survival_charts.py", "ui/growth_charts.py"])
+@pytest.mark.parametrize("module", ["present/survival.py", "present/growth.py"])
 def test_chart_modules_do_not_import_streamlit(module):
     tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
     names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -82,7 +82,7 @@ def test_chart_modules_do_not_import_streamlit(module):
 
 
 def test_the_page_figure_puts_both_verdicts_side_by_side(result):
-    from ui.survival_charts import heatmaps
+    from present.survival import heatmaps
 
     fig = heatmaps(result)
     assert len(fig.data) == 2
@@ -97,7 +97,7 @@ def test_the_page_figure_puts_both_verdicts_side_by_side(result):
 
 
 def test_the_page_figure_without_a_model_has_the_payload_only():
-    from ui.survival_charts import heatmaps
+    from present.survival import heatmaps
 
     config = SurvivalConfig(
         facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_choice("full"),)

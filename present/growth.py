@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from lab.simulator import SimRow, Simulation
-from ui.charts import color
+from present.lanes import color
 
 FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
 SEED_BAR = "#9370DB"  # the seed's colours

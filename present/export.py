@@ -8,7 +8,7 @@
 * CSV: one row per lane per turn with the figures the charts draw.
 * JSON: the whole session (`SavedSession.as_dict()`): the store and the importer restore it.
 
-The figures come from ui/charts.py and ui/survival_charts.py — the same Plotly builders the
+The figures come from present/lanes.py and present/survival.py — the same Plotly builders the
 pages use (they import no streamlit), so a report shows what the app showed. Every export is
 built from a scrubbed copy of the session: no key can reach a file.
 """
@@ -37,7 +37,7 @@ from lab.store import (
     scrub_text,
     total_tokens,
 )
-from ui.charts import (
+from present.lanes import (
     LANE_LEGEND,
     charted,
     color,
@@ -388,7 +388,7 @@ def survival_figures(saved: SavedSession) -> list[go.Figure]:
     result = _survival(saved)
     if result is None or not result.rows:
         return []
-    from ui.survival_charts import heatmap
+    from present.survival import heatmap
 
     figures = [heatmap(result, "in_payload")]
     if any(r.recalled is not None for r in result.rows):

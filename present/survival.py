@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from lab.survival import LEAK_FLAG, SurvivalResult
-from ui.charts import color
+from present.lanes import color
 
 FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
 # lost (orange) -> half (light) -> kept (blue)
