@@ -22,14 +22,26 @@ OK, ERROR, OVERFLOW, INCOMPLETE = "ok", "error", "overflow", "incomplete"
 
 
 class ReplyLike(Protocol):
-    """What a provider returns (providers.Reply satisfies it)."""
+    """What a provider returns (providers.Reply satisfies it); read-only, so frozen
+    dataclasses fit."""
 
-    text: str
-    body: Mapping[str, Any] | None
-    complete: bool
-    latency_s: float | None
-    ttft_s: float | None
-    model: str | None
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def body(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def latency_s(self) -> float | None: ...
+
+    @property
+    def ttft_s(self) -> float | None: ...
+
+    @property
+    def model(self) -> str | None: ...
 
     @property
     def usage(self) -> Any: ...
