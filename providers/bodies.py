@@ -1,0 +1,88 @@
+"""Pure builders of provider-native request bodies: one function per API family.
+
+What these return is exactly what is sent (and shown in the UI): the sender passes the
+dict to the official SDK unchanged. No key ever goes in a body; it travels in a header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+from memory.types import Message, Request
+from providers.settings import ProviderSettings
+
+# Put in front of a history that starts with an assistant message, because the
+# Anthropic API wants the first message to come from the user.
+LEADING_USER_PLACEHOLDER = "(earlier conversation omitted)"
+
+
+def api_family(settings: ProviderSettings) -> str:
+    """Which wire format a settings' endpoint speaks: "openai" or "anthropic"."""
+    return "anthropic" if settings.kind == "anthropic" else "openai"
+
+
+def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
+    """A streaming chat-completions body: the system message first, then the history."""
+    messages: list[dict[str, str]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.extend(m.as_dict() for m in request.messages)
+    body: dict[str, Any] = {"model": settings.model, "messages": messages}
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    body["max_tokens"] = settings.max_tokens
+    body["stream"] = True
+    body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _is_anthropic_api(base_url: str | None) -> bool:
+    if base_url is None:
+        return True
+    host = urlparse(base_url).hostname or ""
+    return host == "anthropic.com" or host.endswith(".anthropic.com")
+
+
+def alternate(messages: tuple[Message, ...]) -> list[dict[str, str]]:
+    """Messages as strict user/assistant alternation, starting with the user.
+
+    Consecutive messages of one role are joined with a blank line; a history that opens
+    with an assistant message gets a short user placeholder in front of it.
+    """
+    out: list[dict[str, str]] = []
+    for message in messages:
+        if out and out[-1]["role"] == message.role:
+            out[-1] = {
+                "role": message.role,
+                "content": out[-1]["content"] + "\n\n" + message.content,
+            }
+        else:
+            out.append(message.as_dict())
+    if out and out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": LEADING_USER_PLACEHOLDER})
+    return out
+
+
+def build_anthropic_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
+    """A streaming messages body: `system` apart, alternating messages, `max_tokens` set.
+
+    `temperature` is sent when set, except to Anthropic's own API: its current version
+    (2026-10-21, what SDK 2.x sends) rejects every sampling parameter with HTTP 400.
+    Other servers speaking this format (the embedded llama.cpp) still honour it.
+    """
+    body: dict[str, Any] = {"model": settings.model, "max_tokens": settings.max_tokens}
+    if request.system:
+        body["system"] = request.system
+    body["messages"] = alternate(request.messages)
+    if settings.temperature is not None and not _is_anthropic_api(settings.base_url):
+        body["temperature"] = settings.temperature
+    body["stream"] = True
+    return body
+
+
+def build_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
+    """The body for this endpoint's API family (the one function every sender uses)."""
+    if api_family(settings) == "anthropic":
+        return build_anthropic_body(request, settings)
+    return build_openai_body(request, settings)

@@ -1,0 +1,234 @@
+"""Presets: the endpoints a lane can use, each with its key variable and a few models.
+
+Prices are US dollars per million tokens as publicly listed by each provider (as of 2025);
+they are approximate, change often, and are meant to be edited here or overridden in the
+UI. Local endpoints cost nothing per token. Context windows are the model's own, except
+where the serving software imposes a smaller one by default (noted per preset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from memory.types import Usage
+from providers import embedded
+from providers.settings import Kind, ProviderSettings
+
+PRICES_NOTE = "approximate list prices in USD per million tokens (2025); edit to match your plan"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model a preset offers: its context window and approximate prices."""
+
+    name: str
+    context_window: int | None
+    input_per_m: float | None = None
+    output_per_m: float | None = None
+    note: str = ""
+
+    def cost(self, usage: Usage | None) -> float | None:
+        """What a call with this usage cost in USD, or None when prices or counts are unknown."""
+        if usage is None or self.input_per_m is None or self.output_per_m is None:
+            return None
+        if usage.input is None or usage.output is None:
+            return None
+        return (usage.input * self.input_per_m + usage.output * self.output_per_m) / 1_000_000
+
+
+@dataclass(frozen=True)
+class Preset:
+    """An endpoint a lane can talk to, with the defaults to build its ProviderSettings."""
+
+    name: str
+    label: str
+    kind: Kind
+    description: str
+    base_url: str | None = None
+    key_env: str | None = None
+    models: tuple[ModelInfo, ...] = ()
+    url_editable: bool = False
+    timeout: float = 60.0  # seconds without a byte before giving up
+
+    @property
+    def needs_key(self) -> bool:
+        """Whether a call fails without a key (local endpoints do not need one)."""
+        return self.key_env is not None
+
+    @property
+    def default_model(self) -> str | None:
+        """The first listed model, or None when the user must name one."""
+        return self.models[0].name if self.models else None
+
+    def model(self, name: str) -> ModelInfo | None:
+        """The catalog entry for a model name, if this preset lists it."""
+        for info in self.models:
+            if info.name == name:
+                return info
+        return None
+
+    def settings(self, model: str | None = None, **overrides: Any) -> ProviderSettings:
+        """ProviderSettings for this preset: the given (or default) model, plus overrides.
+
+        The context window comes from the catalog unless given; for a model the catalog
+        does not list it stays None (unknown), rather than a guess.
+        """
+        name = model or self.default_model
+        if not name:
+            raise ValueError(f"the {self.label} preset needs a model name")
+        info = self.model(name)
+        values: dict[str, Any] = {
+            "base_url": self.base_url,
+            "key_env": self.key_env,
+            "context_window": info.context_window if info else None,
+            "timeout": self.timeout,
+        }
+        if self.kind == "anthropic" and self.base_url is None:
+            # Anthropic's API (version 2026-10-21, sent by SDK 2.x) rejects temperature.
+            values["temperature"] = None
+        values.update(overrides)
+        return ProviderSettings(self.kind, name, **values)
+
+
+def _embedded_preset() -> Preset:
+    window = embedded.context_window()
+    return Preset(
+        name="embedded",
+        label="Embedded (offline)",
+        kind="embedded",
+        timeout=300.0,  # 8 lanes re-reading long prompts on 2 cores can take a minute
+        description=(
+            "small local model (SmolLM2-135M), runs inside the app with no key and no "
+            f"internet; {window:,}-token context per request. It is weak: it may ignore facts "
+            "that are right in its prompt and invents confident answers."
+        ),
+        models=(
+            ModelInfo(
+                embedded.MODEL_NAME,
+                window,
+                0.0,
+                0.0,
+                note=f"SmolLM2-135M-Instruct Q4_1 via llama.cpp; {window:,} tokens per lane",
+            ),
+        ),
+    )
+
+
+_PRESETS: tuple[Preset, ...] = (
+    _embedded_preset(),
+    Preset(
+        name="openai",
+        label="OpenAI",
+        kind="openai",
+        description="OpenAI chat completions; needs OPENAI_API_KEY.",
+        key_env="OPENAI_API_KEY",
+        models=(
+            ModelInfo("gpt-4.1-nano", 1_047_576, 0.10, 0.40),
+            ModelInfo("gpt-4o-mini", 128_000, 0.15, 0.60),
+            ModelInfo("gpt-4.1-mini", 1_047_576, 0.40, 1.60),
+            ModelInfo("gpt-4.1", 1_047_576, 2.00, 8.00),
+        ),
+    ),
+    Preset(
+        name="anthropic",
+        label="Anthropic",
+        kind="anthropic",
+        description="Anthropic messages API; needs ANTHROPIC_API_KEY. Temperature is not sent.",
+        key_env="ANTHROPIC_API_KEY",
+        models=(
+            ModelInfo("claude-haiku-4-5", 200_000, 1.00, 5.00),
+            ModelInfo("claude-sonnet-4-5", 200_000, 3.00, 15.00),
+            ModelInfo("claude-opus-4-5", 200_000, 5.00, 25.00),
+        ),
+    ),
+    Preset(
+        name="groq",
+        label="Groq",
+        kind="openai_compatible",
+        description="Groq's OpenAI-compatible API; needs GROQ_API_KEY.",
+        base_url="https://api.groq.com/openai/v1",
+        key_env="GROQ_API_KEY",
+        models=(
+            ModelInfo("llama-3.1-8b-instant", 131_072, 0.05, 0.08),
+            ModelInfo("llama-3.3-70b-versatile", 131_072, 0.59, 0.79),
+            ModelInfo("openai/gpt-oss-20b", 131_072, 0.10, 0.50),
+        ),
+    ),
+    Preset(
+        name="ollama",
+        label="Ollama (local)",
+        kind="openai_compatible",
+        timeout=300.0,  # local models can be slow to load and to read a long prompt
+        description=(
+            "Ollama on this machine; no key. Ollama serves a 4,096-token context unless "
+            "num_ctx is raised, whatever the model supports."
+        ),
+        base_url="http://127.0.0.1:11434/v1",
+        url_editable=True,
+        models=(
+            ModelInfo("llama3.2:3b", 4_096, 0.0, 0.0, note="Ollama's default num_ctx"),
+            ModelInfo("qwen2.5:7b", 4_096, 0.0, 0.0, note="Ollama's default num_ctx"),
+            ModelInfo("gemma3:4b", 4_096, 0.0, 0.0, note="Ollama's default num_ctx"),
+        ),
+    ),
+    Preset(
+        name="vllm",
+        label="vLLM (local)",
+        kind="openai_compatible",
+        timeout=300.0,  # local models can be slow to load and to read a long prompt
+        description="A vLLM server on this machine; no key. Name the model it serves.",
+        base_url="http://127.0.0.1:8000/v1",
+        url_editable=True,
+        models=(
+            ModelInfo("Qwen/Qwen2.5-1.5B-Instruct", 32_768, 0.0, 0.0),
+            ModelInfo("meta-llama/Llama-3.1-8B-Instruct", 131_072, 0.0, 0.0),
+        ),
+    ),
+    Preset(
+        name="lmstudio",
+        label="LM Studio (local)",
+        kind="openai_compatible",
+        timeout=300.0,  # local models can be slow to load and to read a long prompt
+        description="LM Studio's local server; no key. Name the model loaded in LM Studio.",
+        base_url="http://127.0.0.1:1234/v1",
+        url_editable=True,
+        models=(ModelInfo("qwen2.5-7b-instruct", 4_096, 0.0, 0.0, note="LM Studio default"),),
+    ),
+    Preset(
+        name="custom",
+        label="Custom URL",
+        kind="openai_compatible",
+        description="Any OpenAI-compatible endpoint: give its base URL (…/v1), model and key.",
+        base_url="http://127.0.0.1:8080/v1",
+        url_editable=True,
+    ),
+)
+
+PRESETS: Mapping[str, Preset] = MappingProxyType({p.name: p for p in _PRESETS})
+DEFAULT_PRESET = "embedded"
+
+
+def preset(name: str) -> Preset:
+    """The preset registered under `name`."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}") from None
+
+
+def default_settings(**overrides: Any) -> ProviderSettings:
+    """Settings for the default, offline embedded model."""
+    return PRESETS[DEFAULT_PRESET].settings(**overrides)
+
+
+def model_info(settings: ProviderSettings) -> ModelInfo | None:
+    """The catalog entry matching these settings' endpoint and model, if any."""
+    for p in PRESETS.values():
+        if p.kind == settings.kind and p.base_url == settings.base_url:
+            found = p.model(settings.model)
+            if found:
+                return found
+    return None

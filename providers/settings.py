@@ -1,0 +1,122 @@
+"""Provider settings: which endpoint and model a lane talks to, and how its key is found."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
+from typing import Any, Literal, get_args
+
+from providers.errors import AuthError
+
+Kind = Literal["embedded", "openai", "openai_compatible", "anthropic"]
+KINDS: tuple[str, ...] = get_args(Kind)
+
+# The variable read for a key when none is given and the SDK's own endpoint is used.
+DEFAULT_KEY_ENV: Mapping[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+
+# Sent to endpoints that need no key (local servers); the SDKs refuse an empty one.
+NO_KEY = "no-key-needed"
+
+
+def mask_key(key: str | None) -> str:
+    """A key as it may be shown: its prefix and last 4 characters, or "not set"."""
+    if not key:
+        return "not set"
+    if len(key) < 16:
+        return "****"
+    prefix = key[:3] if key[:3] in ("sk-", "gsk") else ""
+    return f"{prefix}…{key[-4:]}"
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Where and how a lane calls its model; the key is never part of repr or public_dict."""
+
+    kind: Kind
+    model: str
+    _: KW_ONLY
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = 0.0
+    max_tokens: int = 256
+    timeout: float = 60.0
+    context_window: int | None = None
+    key_env: str | None = None
+    max_retries: int = 3
+    retry_backoff: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(
+                f"unknown provider kind {self.kind!r}; choose one of {', '.join(KINDS)}"
+            )
+        if not self.model:
+            raise ValueError("a model name is needed")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if self.timeout <= 0:
+            raise ValueError("timeout must be positive (seconds)")
+        if self.max_retries < 0 or self.retry_backoff < 0:
+            raise ValueError("max_retries and retry_backoff cannot be negative")
+        if self.kind == "openai_compatible" and not self.base_url:
+            raise ValueError("an OpenAI-compatible endpoint needs a base_url")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        key = "api_key='****', " if self.api_key else ""
+        return f"ProviderSettings({key}{shown})"
+
+    @property
+    def needed_key_env(self) -> str | None:
+        """The environment variable a key is read from (None: the endpoint needs no key)."""
+        if self.key_env:
+            return self.key_env
+        if self.base_url is None:
+            return DEFAULT_KEY_ENV.get(self.kind)
+        return None
+
+    @property
+    def key_hint(self) -> str:
+        """Where the key comes from, safe to display ("…ab12 (OPENAI_API_KEY)", "not needed")."""
+        env = self.needed_key_env
+        if self.api_key:
+            return mask_key(self.api_key)
+        if env:
+            found = os.environ.get(env)
+            return f"{mask_key(found)} ({env})" if found else f"missing: set {env}"
+        return "not needed"
+
+    def resolve_key(self) -> str:
+        """The key to send: explicit key, else the environment variable, else AuthError.
+
+        Endpoints that need no key (local servers, the embedded model) get a placeholder,
+        because the SDKs refuse to start without one.
+        """
+        if self.api_key:
+            return self.api_key
+        env = self.needed_key_env
+        if env is None:
+            return NO_KEY
+        found = os.environ.get(env, "").strip()
+        if found:
+            return found
+        raise AuthError(
+            f"no API key for {self.model!r}: set {env} in the environment "
+            "(or enter a key in the sidebar)",
+            env_var=env,
+            provider=self.kind,
+        )
+
+    def with_(self, **changes: Any) -> ProviderSettings:
+        """A copy with some fields changed (e.g. a cheaper model for maintenance calls)."""
+        return replace(self, **changes)
+
+    def public_dict(self) -> dict[str, Any]:
+        """Plain data for saving or exporting: every field but the key."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+        out["key_set"] = bool(self.api_key)
+        return out
