@@ -34,6 +34,8 @@ def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str,
     body["max_tokens"] = settings.max_tokens
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
+    if settings.kind == "embedded" and settings.prompt_cache is not None:
+        body["cache_prompt"] = settings.prompt_cache  # llama.cpp's own field
     return body
 
 

@@ -41,6 +41,7 @@ class ProviderChoice:
     temperature: float = 0.0
     max_tokens: int = 200
     maintenance_model: str | None = None  # None: the conversation's model
+    prompt_cache: bool = True  # embedded model only: fast long conversations
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ def settings_for(choice: ProviderChoice, model: str | None = None) -> providers.
     """ProviderSettings for the chosen preset; the key: typed in, else secrets, else env."""
     preset = catalog.preset(choice.preset)
     overrides: dict[str, Any] = {"max_tokens": choice.max_tokens}
+    if preset.kind == "embedded":
+        overrides["prompt_cache"] = choice.prompt_cache
     if preset.kind != "anthropic":
         overrides["temperature"] = choice.temperature
     if choice.base_url and preset.url_editable:
@@ -171,6 +174,14 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         help="Not sent to Anthropic's API, which rejects it.",
     )
     max_tokens = int(st.number_input("Max reply tokens", 16, 4096, int(choice.max_tokens), 16))
+    prompt_cache = choice.prompt_cache
+    if preset.kind == "embedded":
+        prompt_cache = st.checkbox(
+            "Reuse cached prompts",
+            value=choice.prompt_cache,
+            help="Much faster once the conversation is long. At temperature 0 the replies are "
+            "then not bit-for-bit reproducible (the Fact survival page turns it off).",
+        )
     maint = st.text_input(
         "Maintenance model (summaries, extraction)",
         choice.maintenance_model or "",
@@ -185,4 +196,5 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         temperature=temperature,
         max_tokens=max_tokens,
         maintenance_model=maint or None,
+        prompt_cache=prompt_cache,
     )

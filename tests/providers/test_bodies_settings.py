@@ -209,3 +209,11 @@ def test_with_changes_a_copy():
     a = ProviderSettings("openai", "gpt-4o-mini", api_key="k" * 20)
     b = a.with_(model="gpt-4.1-nano")
     assert (a.model, b.model, b.api_key) == ("gpt-4o-mini", "gpt-4.1-nano", "k" * 20)
+
+
+def test_prompt_cache_goes_in_the_body_only_for_the_embedded_server():
+    request = make_request(("user", "hi"), system="s")
+    on = preset("embedded").settings(prompt_cache=True)
+    assert build_body(request, on)["cache_prompt"] is True
+    assert "cache_prompt" not in build_body(request, preset("embedded").settings())
+    assert "cache_prompt" not in build_body(request, preset("groq").settings(prompt_cache=True))
