@@ -176,8 +176,10 @@ def gauge(
     if nxt is None:
         st.caption("next turn: a message like the last one would overflow the budget")
     else:
-        cost = f" · ≈${nxt * price[0] / 1_000_000:.5f}" if price else ""
+        cost = f" · ≈${nxt * price[0] / 1_000_000:.5f}" if price and price[0] else ""
         st.caption(f"next turn ≈ {nxt:,} prompt tokens{cost}")
-    if price is not None and lane.turns:
+    if price is not None and any(price) and lane.turns:
         spent = sum(cost_of(r, price) or 0.0 for r in lane.turns)
         st.caption(f"conversation so far ≈ ${spent:.4f}")
+    elif price is not None and lane.turns:
+        st.caption("local model: no cost per token")
