@@ -7,75 +7,17 @@ SmolLM2 model and waits for both heat maps. Saves test-artifacts/survival_page.p
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.browser_support import ARTIFACTS, chromium, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def app_url():
-    port = free_port()
-    log = ARTIFACTS / "survival_browser_streamlit.log"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                str(ROOT / ".venv/bin/streamlit"), "run", "app.py",
-                "--server.address", "127.0.0.1", "--server.port", str(port),
-                "--browser.gatherUsageStats", "false", "--server.headless", "true",
-            ],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start; see {log}")
-                time.sleep(0.5)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    with running_app(log=ARTIFACTS / "survival_browser_streamlit.log") as url:
+        yield url
 
 
 def pill(page, text: str):
@@ -85,43 +27,36 @@ def pill(page, text: str):
 
 
 def test_a_small_grid_on_the_embedded_model_reaches_the_heat_maps(app_url):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.goto(app_url + "/Fact_survival", wait_until="domcontentloaded")
-            expect(page.get_by_role("heading", name="Fact survival")).to_be_visible(timeout=60_000)
-            expect(page.get_by_text("in-payload is the fair test, recall is noisy")).to_be_visible()
+    with chromium(1600, 1000) as page:
+        page.goto(app_url + "/Fact_survival", wait_until="domcontentloaded")
+        expect(page.get_by_role("heading", name="Fact survival")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("in-payload is the fair test, recall is noisy")).to_be_visible()
 
-            for name in ("token_window (budget=600)", "summary_buffer (budget=600)", "entity (k=2)",
-                         "hybrid (budget=800)", "expenses", "fd"):  # fmt: skip
-                pill(page, name).click()
-            turns = page.get_by_role("textbox", name="Probe turns N")
-            turns.fill("2, 4")
-            page.get_by_role("button", name="Apply settings").click()
-            expect(
-                page.get_by_text("2 facts × 2 strategies × 2 probe turns = 8 probes")
-            ).to_be_visible(timeout=30_000)
+        for name in ("token_window (budget=600)", "summary_buffer (budget=600)", "entity (k=2)",
+                     "hybrid (budget=800)", "expenses", "fd"):  # fmt: skip
+            pill(page, name).click()
+        turns = page.get_by_role("textbox", name="Probe turns N")
+        turns.fill("2, 4")
+        page.get_by_role("button", name="Apply settings").click()
+        expect(page.get_by_text("2 facts × 2 strategies × 2 probe turns = 8 probes")).to_be_visible(
+            timeout=30_000
+        )
 
-            page.get_by_role("button", name="▶ Run").click()
-            expect(page.get_by_text("Calls done")).to_be_visible(timeout=60_000)
-            expect(page.get_by_text("Recalled by the model", exact=True)).to_be_visible(
-                timeout=420_000
-            )
-            expect(page.get_by_text("In the payload (deterministic)")).to_be_visible()
-            expect(page.get_by_role("button", name="Download CSV")).to_be_visible()
+        page.get_by_role("button", name="▶ Run").click()
+        expect(page.get_by_text("Calls done")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Recalled by the model", exact=True)).to_be_visible(timeout=420_000)
+        expect(page.get_by_text("In the payload (deterministic)")).to_be_visible()
+        expect(page.get_by_role("button", name="Download CSV")).to_be_visible()
 
-            # 8 cells (2 strategies x 2 N, two verdicts); window (k=3) still has turn 1 at
-            # N=2 and N=4, so all four in-payload cells read 2/2
-            heat = page.locator(".js-plotly-plot").first
-            cells = [c for c in heat.locator("text").all_text_contents() if c[:1].isdigit()]
-            assert len(cells) == 8 and cells.count("2/2") >= 4, cells
-            assert "Results · Embedded (offline)" in page.locator("h3").all_text_contents()[-1]
-            page.wait_for_timeout(1000)
-            page.set_viewport_size({"width": 1600, "height": 2600})
-            page.wait_for_timeout(1500)
-            page.screenshot(path=str(ARTIFACTS / "survival_page.png"))
-        finally:
-            browser.close()
+        # 8 cells (2 strategies x 2 N, two verdicts); window (k=3) still has turn 1 at
+        # N=2 and N=4, so all four in-payload cells read 2/2
+        heat = page.locator(".js-plotly-plot").first
+        cells = [c for c in heat.locator("text").all_text_contents() if c[:1].isdigit()]
+        assert len(cells) == 8 and cells.count("2/2") >= 4, cells
+        assert "Results · Embedded (offline)" in page.locator("h3").all_text_contents()[-1]
+        page.wait_for_timeout(1000)
+        page.set_viewport_size({"width": 1600, "height": 2600})
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(ARTIFACTS / "survival_page.png"))
