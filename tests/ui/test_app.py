@@ -137,3 +137,22 @@ def test_the_fincoach_demo_plays_five_turns(fake_transport):
     assert session.user_turns == list(fincoach.DEMO_TURNS)
     assert [r.n_messages for r in session.lanes["full"].turns] == [2, 4, 6, 8, 10]
     assert [r.n_messages for r in session.lanes["window"].turns] == [2, 4, 6, 8, 8]
+
+
+def test_a_missing_key_is_a_clear_error_in_every_lane(monkeypatch):
+    """The real providers path (no fake): OpenAI chosen, no key anywhere."""
+    from ui.app_state import AppConfig, ProviderChoice
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["config"] = AppConfig.default().replace(
+        provider=ProviderChoice(preset="openai", model="gpt-4o-mini")
+    )
+    at.run()
+    send(at, "hello")
+    session = at.session_state["session"]
+    statuses = {lane.turns[-1].status for lane in session.lanes.values()}
+    assert statuses == {"error"}
+    errors = [e.value for e in at.error]
+    assert len(errors) == 6 and all("set OPENAI_API_KEY" in e for e in errors)
+    assert not at.exception
