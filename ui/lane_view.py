@@ -38,18 +38,26 @@ def _shown(lane: Lane) -> set[str]:
     return {"k", "budget", "top_k", "trigger"}
 
 
+SHOWN_TURNS = 30
+
+
 def conversation(lane: Lane, *, upto: int) -> None:
-    """Earlier turns as this lane saw them (failed turns marked), collapsed."""
+    """Earlier turns as this lane saw them (failed turns marked), collapsed; one markdown block,
+    the latest SHOWN_TURNS turns (older ones are in the Sessions page and the exports)."""
     earlier = [r for r in lane.turns if r.turn < upto]
     if not earlier:
         return
+    lines = []
+    if len(earlier) > SHOWN_TURNS:
+        lines.append(f"*… {len(earlier) - SHOWN_TURNS} older turns not shown here*")
+    for r in earlier[-SHOWN_TURNS:]:
+        lines.append(f"**You · {r.turn}:** {r.user}")
+        if r.ok:
+            lines.append(f"**{lane.title}:** {r.reply}")
+        else:
+            lines.append(f":red[**turn {r.turn} {r.status}** — not in this lane's memory]")
     with st.expander(f"Conversation ({len(earlier)} earlier turns)", expanded=False):
-        for r in earlier:
-            st.markdown(f"**You · {r.turn}:** {r.user}")
-            if r.ok:
-                st.markdown(f"**{lane.title}:** {r.reply}")
-            else:
-                st.markdown(f":red[**turn {r.turn} {r.status}** — not in this lane's memory]")
+        st.markdown("\n\n".join(lines))
 
 
 def status_line(record: LaneTurn) -> None:
@@ -129,12 +137,15 @@ def payload(record: LaneTurn) -> None:
 
 
 def chart(lane: Lane, *, key: str, height: int = 280) -> None:
-    st.plotly_chart(
-        lane_figure(lane.name, lane.turns, height=height),
-        width="stretch",
-        key=key,
-        config={"displayModeBar": False},
-    )
+    """The lane's chart; the figure is rebuilt only when the lane's records change (the rerun
+    that follows every turn would otherwise build each lane's figure a second time)."""
+    cache: dict[str, tuple[tuple[Any, ...], Any]] = st.session_state.setdefault("lane_figures", {})
+    version = (id(lane), len(lane.turns), id(lane.turns[-1]) if lane.turns else None, height)
+    cached = cache.get(lane.name)
+    if cached is None or cached[0] != version:
+        cached = (version, lane_figure(lane.name, lane.turns, height=height))
+        cache[lane.name] = cached
+    st.plotly_chart(cached[1], width="stretch", key=key, config={"displayModeBar": False})
     st.caption(LANE_LEGEND)
 
 
