@@ -142,15 +142,18 @@ def _by_lane(
 ) -> go.Figure:
     """One thick line per lane, in the lane's colour."""
     fig = go.Figure()
-    for name, recs in records.items():
+    for i, (name, recs) in enumerate(records.items()):
         rows = charted(recs)
+        # lanes often coincide early on (nothing dropped yet): earlier lanes are drawn wider,
+        # so a line hidden under a later one still shows as a coloured band around it
+        width = max(3, 10 - 1.5 * i)
         fig.add_scatter(
             x=[r.turn for r in rows],
             y=values(rows),
             name=titles.get(name, name),
             mode="lines+markers",
-            line={"color": color(name), "width": 4},
-            marker={"size": 9},
+            line={"color": color(name), "width": width},
+            marker={"size": width + 5},
         )
     fig.update_yaxes(title_text=y_title)
     return _layout(fig, title=title, height=height)

@@ -88,24 +88,29 @@ def figures(
 ) -> None:
     """This turn's numbers, small enough for a narrow column."""
     billed = record.billed_input
-    diff = f" (+{billed - record.counted} template)" if billed is not None else ""
+    diff = f" (+{billed - record.counted})" if billed is not None else ""
+    # short labels: six columns share a 1600-pixel screen
     rows = [
-        ("prompt, counted", f"{record.counted:,}" + (" est." if record.estimate else "")),
-        ("prompt, billed", f"{billed:,}{diff}" if billed is not None else "n/a"),
-        ("completion", f"{record.billed_output:,}" if record.billed_output is not None else "n/a"),
-        ("upkeep calls", f"{len(record.maintenance)}: {record.maintenance_tokens:,} tok"),
-        ("messages sent", f"{record.n_messages}"),
+        ("counted", f"{record.counted:,}" + (" est." if record.estimate else "")),
+        ("billed", f"{billed:,}{diff}" if billed is not None else "n/a"),
+        ("reply", f"{record.billed_output:,}" if record.billed_output is not None else "n/a"),
+        ("upkeep", f"{len(record.maintenance)} · {record.maintenance_tokens:,}"),
+        ("messages", f"{record.n_messages}"),
     ]
     cost = cost_of(record, price)
     if cost is not None:
-        rows.append(("cost (est.)", f"${cost:.5f}" if cost else "free (local)"))
+        rows.append(("cost", f"${cost:.5f}" if cost else "free"))
     if record.latency_s is not None:
-        ttft = f" (1st {record.ttft_s:.1f}s)" if record.ttft_s is not None else ""
-        rows.append(("time", f"{record.latency_s:.1f}s{ttft}"))
-    table = ["| this turn | |", "|:--|--:|", *(f"| {k} | {v} |" for k, v in rows)]
+        ttft = f" ({record.ttft_s:.1f})" if record.ttft_s is not None else ""
+        rows.append(("secs", f"{record.latency_s:.1f}{ttft}"))
+    table = [f"| turn {record.turn} | tokens |", "|:--|--:|", *(f"| {k} | {v} |" for k, v in rows)]
     st.markdown("\n".join(table))
     per_turn = " → ".join(str(r.n_messages) if r.counted else "–" for r in lane.turns)
     st.caption(f"messages per turn: {per_turn}")
+    st.caption(
+        "billed − counted: the provider's chat template · upkeep: summary/extraction calls · "
+        "tokens · secs (to first token)"
+    )
 
 
 def payload(record: LaneTurn) -> None:
@@ -122,7 +127,11 @@ def payload(record: LaneTurn) -> None:
         for note in acc.get("notes", []):
             st.caption(note)
         if record.body is not None:
-            st.code(json.dumps(record.body, indent=2, ensure_ascii=False), language="json")
+            st.code(
+                json.dumps(record.body, indent=2, ensure_ascii=False),
+                language="json",
+                wrap_lines=True,
+            )
         else:
             st.caption("nothing was sent this turn")
         for i, call in enumerate(record.maintenance, 1):
@@ -131,7 +140,11 @@ def payload(record: LaneTurn) -> None:
                 f"**upkeep {i}: {call['kind']}** — {outcome} · "
                 f"in {call['input']:,} / out {call['output']:,} tokens"
             )
-            st.code(json.dumps(call["body"], indent=2, ensure_ascii=False), language="json")
+            st.code(
+                json.dumps(call["body"], indent=2, ensure_ascii=False),
+                language="json",
+                wrap_lines=True,
+            )
             if call.get("reply"):
                 st.caption(f"reply: {call['reply'][:400]}")
 
