@@ -628,40 +628,12 @@ class _Runner:
 
     def _probe(self, lane: Lane, choice: StrategyChoice, n: int, fact: Fact, spent: int,
                maint_tokens: int, maint_calls: int) -> None:  # fmt: skip
-        common: dict[str, Any] = {
-            "strategy": choice.label,
-            "strategy_name": choice.name,
-            "params": dict(choice.params),
-            "fact": fact.key,
-            "fact_label": fact.title,
-            "plant_turn": fact.plant_turn,
-            "probe_turn": n,
-            "probe": fact.probe,
-            "answers": tuple(fact.answers),
-        }
+        common = _probe_fields(choice, n, fact)
         fork = lane.strategy.fork()
         try:
             request = fork.prepare(fact.probe)
         except ContextOverflow as exc:
-            self._row(
-                **common,
-                in_payload=None,
-                found_in=(),
-                recalled=None,
-                matched=None,
-                verdict=ERROR,
-                flag="",
-                reply="",
-                probe_prompt_tokens=0,
-                prompt_tokens_spent=spent,
-                maintenance_tokens=maint_tokens,
-                maintenance_calls=maint_calls,
-                billed_input=None,
-                billed_output=None,
-                kept_turns=(),
-                summarised_turns=(),
-                error=str(exc),
-            )
+            self._error_row(common, str(exc), spent, maint_tokens, maint_calls)
             return
         answers = self.answers[fact.key]
         in_payload, where = payload_check(request, fork, answers)
@@ -711,33 +683,36 @@ class _Runner:
             if n < from_n:
                 continue
             for fact in self.config.facts:
-                self._row(
-                    strategy=choice.label,
-                    strategy_name=choice.name,
-                    params=dict(choice.params),
-                    fact=fact.key,
-                    fact_label=fact.title,
-                    plant_turn=fact.plant_turn,
-                    probe_turn=n,
-                    probe=fact.probe,
-                    answers=tuple(fact.answers),
-                    in_payload=None,
-                    found_in=(),
-                    recalled=None,
-                    matched=None,
-                    verdict=ERROR,
-                    flag="",
-                    reply="",
-                    probe_prompt_tokens=0,
-                    prompt_tokens_spent=spent,
-                    maintenance_tokens=0,
-                    maintenance_calls=0,
-                    billed_input=None,
-                    billed_output=None,
-                    kept_turns=(),
-                    summarised_turns=(),
-                    error=message,
-                )
+                self._error_row(_probe_fields(choice, n, fact), message, spent)
+
+    def _error_row(
+        self,
+        common: dict[str, Any],
+        message: str,
+        spent: int,
+        maint_tokens: int = 0,
+        maint_calls: int = 0,
+    ) -> None:
+        """A row for a probe that could not run: no verdict, the reason in `error`."""
+        self._row(
+            **common,
+            in_payload=None,
+            found_in=(),
+            recalled=None,
+            matched=None,
+            verdict=ERROR,
+            flag="",
+            reply="",
+            probe_prompt_tokens=0,
+            prompt_tokens_spent=spent,
+            maintenance_tokens=maint_tokens,
+            maintenance_calls=maint_calls,
+            billed_input=None,
+            billed_output=None,
+            kept_turns=(),
+            summarised_turns=(),
+            error=message,
+        )
 
     def run_lane(self, choice: StrategyChoice) -> None:
         try:
@@ -964,3 +939,18 @@ def load_facts(data: Any) -> tuple[Fact, ...]:
             raise SurvivalConfigError(f"each fact is an object, got {item!r}")
         facts.append(Fact.from_dict(item))
     return tuple(facts)
+
+
+def _probe_fields(choice: StrategyChoice, n: int, fact: Fact) -> dict[str, Any]:
+    """The fields every row of one probe carries, whatever its outcome."""
+    return {
+        "strategy": choice.label,
+        "strategy_name": choice.name,
+        "params": dict(choice.params),
+        "fact": fact.key,
+        "fact_label": fact.title,
+        "plant_turn": fact.plant_turn,
+        "probe_turn": n,
+        "probe": fact.probe,
+        "answers": tuple(fact.answers),
+    }
