@@ -912,15 +912,7 @@ class Store:
             saved = SavedSession.from_session(saved, app=app, source=source or "replay")
             secrets = set(secrets) | found
         elif source:
-            saved = SavedSession(
-                info=_with(saved.info, source=source),
-                settings=saved.settings,
-                user_turns=saved.user_turns,
-                records=saved.records,
-                memory=saved.memory,
-                interrupted=saved.interrupted,
-                survival=saved.survival,
-            )
+            saved = replace(saved, info=_with(saved.info, source=source))
         secrets = set(secrets) | env_secrets()
         with self._write() as conn:
             taken = conn.execute(
@@ -1184,15 +1176,7 @@ def _with(info: SessionInfo, **changes: Any) -> SessionInfo:
 
 
 def _renumbered(saved: SavedSession, new: str) -> SavedSession:
-    return SavedSession(
-        info=_with(saved.info, id=new),
-        settings=saved.settings,
-        user_turns=saved.user_turns,
-        records=saved.records,
-        memory=saved.memory,
-        interrupted=saved.interrupted,
-        survival=saved.survival,
-    )
+    return replace(saved, info=_with(saved.info, id=new))
 
 
 @dataclass(eq=False)
