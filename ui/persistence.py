@@ -43,6 +43,7 @@ def app_settings(config: AppConfig) -> dict[str, Any]:
             "temperature": p.temperature,
             "max_tokens": p.max_tokens,
             "maintenance_model": p.maintenance_model,
+            "prompt_cache": p.prompt_cache,
         },
         "system_prompt": config.system_prompt,
         "lanes": [
@@ -68,6 +69,7 @@ def config_for(saved: SavedSession, current: AppConfig | None = None) -> AppConf
             temperature=float(p.get("temperature") or 0.0),
             max_tokens=int(p.get("max_tokens") or 200),
             maintenance_model=p.get("maintenance_model"),
+            prompt_cache=bool(p.get("prompt_cache", True)),
         )
     lanes = tuple(LaneChoice(name, saved.params(name)) for name in saved.strategies)
     return base.replace(provider=provider, system_prompt=saved.system_prompt, lanes=lanes)
