@@ -155,39 +155,21 @@ def downloads(session_id: str, stem: str) -> None:
     def load() -> SavedSession:
         return store.load(session_id, bodies=True)
 
-    c1, c2, c3, c4 = st.columns(4)
-    c1.download_button(
-        "HTML report",
-        lambda: export.to_html(load(), payloads=with_payloads),
-        f"{stem}.html",
-        "text/html",
-        width="stretch",
-        on_click="ignore",
-    )
-    c2.download_button(
-        "Markdown summary",
-        lambda: export.to_markdown(load()),
-        f"{stem}.md",
-        "text/markdown",
-        width="stretch",
-        on_click="ignore",
-    )
-    c3.download_button(
-        "CSV (per turn)",
-        lambda: export.to_csv(load()),
-        f"{stem}.csv",
-        "text/csv",
-        width="stretch",
-        on_click="ignore",
-    )
-    c4.download_button(
-        "JSON (whole session)",
-        lambda: export.to_json(load()),
-        f"{stem}.json",
-        "application/json",
-        width="stretch",
-        on_click="ignore",
-    )
+    downloads = [
+        (
+            "HTML report",
+            lambda: export.to_html(load(), payloads=with_payloads),
+            "html",
+            "text/html",
+        ),
+        ("Markdown summary", lambda: export.to_markdown(load()), "md", "text/markdown"),
+        ("CSV (per turn)", lambda: export.to_csv(load()), "csv", "text/csv"),
+        ("JSON (whole session)", lambda: export.to_json(load()), "json", "application/json"),
+    ]
+    for column, (label, make, suffix, mime) in zip(st.columns(4), downloads, strict=True):
+        column.download_button(
+            label, make, f"{stem}.{suffix}", mime, width="stretch", on_click="ignore"
+        )
 
 
 def go_main(session_id: str, *, present: bool) -> None:
