@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab import fincoach
-from lab.session import Session
+from lanes.session import Session
 from present.lanes import comparison_figure, cumulative_figure
+from scenarios import fincoach
 from ui import lane_view, presentation
 from ui.app_state import AppConfig, new_session, price_for
 from ui.sidebar import render_sidebar

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lab import fincoach  # noqa: E402
 from memory.registry import REGISTRY, create  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request  # noqa: E402
+from scenarios import fincoach  # noqa: E402
 
 TOPICS = ["salary", "rent", "SIP", "mutual fund", "FD", "insurance", "tax", "loan", "gold"]
 

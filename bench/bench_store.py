@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lab import fincoach  # noqa: E402
-from lab.fake_provider import FakeTransport  # noqa: E402
-from lab.session import LaneSpec, Session  # noqa: E402
-from lab.store import Store  # noqa: E402
+from lanes.session import LaneSpec, Session  # noqa: E402
 from memory.registry import DEFAULT_LANES, REGISTRY  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
+from providers.fake import FakeTransport  # noqa: E402
+from scenarios import fincoach  # noqa: E402
+from storage.store import Store  # noqa: E402
 
 TOPICS = ["salary", "rent", "SIP", "mutual fund", "FD", "insurance", "tax", "loan", "gold"]
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lab.standins import StaticReply  # noqa: E402
-from lab.survival import SurvivalConfig, estimate, run_survival  # noqa: E402
+from engines.survival import SurvivalConfig, estimate, run_survival  # noqa: E402
+from memory.standins import StaticReply  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request, Usage  # noqa: E402
 

@@ -6,7 +6,7 @@ Prints:
   * the script rerun time at turn 100 divided by that at turn 5 (target <= 2).
 
 It runs the real app.py through Streamlit's AppTest, in this process, with the providers
-replaced by lab.fake_provider.FakeTransport.
+replaced by providers.fake.FakeTransport.
 
     .venv/bin/python bench/bench_ui.py [--latency 1.0] [--turns 100]
 """
@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from lab import session as session_module  # noqa: E402
-from lab.fake_provider import FakeTransport  # noqa: E402
+from lanes import session as session_module  # noqa: E402
 from memory.registry import DEFAULT_LANES, REGISTRY  # noqa: E402
+from providers.fake import FakeTransport  # noqa: E402
 from ui.app_state import AppConfig, LaneChoice  # noqa: E402
 
 APP = str(ROOT / "app.py")

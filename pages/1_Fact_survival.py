@@ -13,11 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from lab import jobs
-from lab.choices import StrategyChoice, parse_choice
-from lab.filler import BANK, TOPICS, FillerTurn, TranscriptError, parse_transcript
-from lab.models import bind_settings
-from lab.survival import (
+from engines.survival import (
     DEFAULT_FACTS,
     DEFAULT_PROBE_TURNS,
     Fact,
@@ -28,9 +24,13 @@ from lab.survival import (
     parse_turns,
     run_survival,
 )
+from lanes import jobs
+from lanes.binding import bind_settings
+from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
 from present.survival import heatmaps, tokens_chart
+from scenarios.filler import BANK, TOPICS, FillerTurn, TranscriptError, parse_transcript
 from ui.app_state import AppConfig, settings_for
 
 st.set_page_config(page_title="Fact survival · Memory Lab", page_icon="🧪", layout="wide")

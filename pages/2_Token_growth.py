@@ -11,10 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from lab import fincoach
-from lab.choices import StrategyChoice, parse_choice
-from lab.filler import TranscriptError, parse_transcript
-from lab.simulator import (
+from engines.simulator import (
     MAX_TURNS,
     Price,
     SimConfig,
@@ -25,10 +22,13 @@ from lab.simulator import (
     simulate,
     user_turns_from,
 )
+from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
 from memory.replay import growth_factor
 from present.growth import projection_chart, seed_chart
+from scenarios import fincoach
+from scenarios.filler import TranscriptError, parse_transcript
 
 st.set_page_config(page_title="Token growth · Memory Lab", page_icon="📈", layout="wide")
 

@@ -1,7 +1,7 @@
 """Saved sessions: list, open read-only, continue, present, rename, delete, export; import a
 transcript and replay it through any strategies.
 
-Every conversation of the main page is saved turn by turn (lab/store.py). Opening a session
+Every conversation of the main page is saved turn by turn (storage/store.py). Opening a session
 here reads it; continuing or presenting it makes it this browser session's conversation on
 the main page. Nothing on this page is shared between browser sessions except the store.
 """
@@ -11,12 +11,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from lab import jobs, transcripts
-from lab.session import LaneSpec
-from lab.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
+from engines import transcripts
+from lanes import jobs
+from lanes.session import LaneSpec
 from memory.registry import REGISTRY
 from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
+from storage.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
 from ui import persistence
 from ui.app_state import AppConfig, LaneChoice, settings_for
 

@@ -28,15 +28,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from lab.lanes import LaneTurn
-from lab.store import (
-    SavedSession,
-    env_secrets,
-    is_interrupted,
-    prompt_tokens,
-    scrub_text,
-    total_tokens,
-)
+from lanes.lane import LaneTurn
 from present.lanes import (
     LANE_LEGEND,
     charted,
@@ -45,6 +37,14 @@ from present.lanes import (
     cumulative,
     cumulative_figure,
     lane_figure,
+)
+from storage.store import (
+    SavedSession,
+    env_secrets,
+    is_interrupted,
+    prompt_tokens,
+    scrub_text,
+    total_tokens,
 )
 
 Price = tuple[float, float]  # USD per million (input, output) tokens
@@ -363,7 +363,7 @@ def _now_iso() -> str:
 def _survival(saved: SavedSession) -> Any:
     if not saved.survival:
         return None
-    from lab.survival import SurvivalResult
+    from engines.survival import SurvivalResult
 
     try:
         return SurvivalResult.from_dict(saved.survival)

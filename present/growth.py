@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from lab.simulator import SimRow, Simulation
+from engines.simulator import SimRow, Simulation
 from present.lanes import color
 
 FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}

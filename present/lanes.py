@@ -10,7 +10,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from lab.lanes import LaneTurn
+from lanes.lane import LaneTurn
 
 COLORS: dict[str, str] = {
     "full": "#7B3FE4",

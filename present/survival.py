@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.survival import LEAK_FLAG, SurvivalResult
+from engines.survival import LEAK_FLAG, SurvivalResult
 from present.lanes import color
 
 FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}

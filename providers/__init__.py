@@ -1,5 +1,7 @@
 """One interface over the embedded model, OpenAI, Anthropic and OpenAI-compatible endpoints.
 
+May import: memory/. Never streamlit or any other package of this project.
+
     settings = preset("embedded").settings()          # or preset("openai").settings("gpt-4o-mini")
     reply = stream(request, settings, on_delta=print)  # never raises for provider failures
     reply.text, reply.usage, reply.body, reply.error

@@ -8,3 +8,10 @@ import pytest
 @pytest.fixture(autouse=True)
 def _private_session_store(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMORY_LAB_DB_URL", f"sqlite:///{tmp_path / 'sessions.sqlite3'}")
+
+
+@pytest.fixture(scope="session")
+def counter():
+    from memory.tokens import TokenCounter
+
+    return TokenCounter("o200k_base")

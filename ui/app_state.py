@@ -14,10 +14,10 @@ from typing import Any
 import streamlit as st
 
 import providers
-from lab import fincoach
-from lab.session import LaneSpec, Session
+from lanes.session import LaneSpec, Session
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import catalog
+from scenarios import fincoach
 
 GENERIC_PROMPT = "You are a helpful, concise assistant. Use what the user told you earlier."
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from lab.lanes import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
+from lanes.lane import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
 from present.lanes import LANE_LEGEND, lane_figure
 
 

@@ -1,6 +1,6 @@
 """Saving the main page's conversations, and opening saved ones again.
 
-The store (lab/store.py) is opened once per database URL behind `st.cache_resource` and is
+The store (storage/store.py) is opened once per database URL behind `st.cache_resource` and is
 shared by every browser session: it holds an engine and no conversation, so two browser
 sessions never see each other's state. Each Session gets its own tracker, which lives on
 that Session (in that browser session's `st.session_state`) and nowhere else.
@@ -14,9 +14,9 @@ from typing import Any
 
 import streamlit as st
 
-from lab.session import Session
-from lab.store import SavedSession, Store, StoreError, Tracker, default_url
+from lanes.session import Session
 from providers import catalog
+from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui.app_state import AppConfig, LaneChoice, ProviderChoice, settings_for
 
 log = logging.getLogger(__name__)

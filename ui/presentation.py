@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from lab.lanes import LaneTurn
-from lab.session import Session
-from lab.store import INTERRUPTED
+from lanes.lane import LaneTurn
+from lanes.session import Session
 from present.lanes import LANE_LEGEND, comparison_figure, cumulative_figure, lane_figure
+from storage.store import INTERRUPTED
 from ui import persistence
 from ui.app_state import AppConfig
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import streamlit as st
 
-from lab import fincoach
 from memory.registry import REGISTRY, Param
+from scenarios import fincoach
 from ui.app_state import (
     GENERIC_PROMPT,
     AppConfig,

@@ -1,8 +1,8 @@
 """Seed 000's model-free growth table, reproduced to the token, and its live-demo message counts."""
 
-from lab import fincoach
 from memory.registry import create
 from memory.replay import growth_factor, growth_table, replay
+from scenarios import fincoach
 
 
 def test_fincoach_system_prompt_is_132_tokens(counter):

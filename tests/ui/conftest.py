@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lab import session as session_module
-from lab.fake_provider import FakeTransport
+from lanes import session as session_module
+from providers.fake import FakeTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from lab import fincoach
 from memory.registry import DEFAULT_LANES, create
 from memory.tokens import TokenCounter
+from scenarios import fincoach
 from tests.ui.conftest import ROOT
 
 APP = str(ROOT / "app.py")

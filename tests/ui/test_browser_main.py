@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lab import fincoach
+from scenarios import fincoach
 from tests.browser_support import ARTIFACTS, chromium, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded]

@@ -86,7 +86,7 @@ def test_prices_are_editable_and_priced_per_strategy():
 
 
 def test_chart_builder_points_match_the_seed():
-    from lab.simulator import SimConfig, simulate
+    from engines.simulator import SimConfig, simulate
     from present.growth import seed_chart
 
     fig = seed_chart(simulate(SimConfig()).rows["full"])

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from lab import fincoach
-from lab.store import SavedSession, Store
-from lab.survival import SurvivalConfig, run_survival
+from engines.survival import SurvivalConfig, run_survival
 from present import export
+from scenarios import fincoach
+from storage.store import SavedSession, Store
 from tests.browser_support import ARTIFACTS, chromium, running_app
-from tests.lab.store_support import make_session
+from tests.storage.store_support import make_session
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,9 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
-from lab import fincoach
-from lab.store import Store
-from tests.lab.store_support import make_session
+from scenarios import fincoach
+from storage.store import Store
+from tests.storage.store_support import make_session
 from tests.ui.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -206,7 +206,7 @@ def test_two_browser_sessions_never_see_each_other(fake_transport):
 
 
 def test_a_survival_run_from_this_browser_session_can_be_attached(fake_transport):
-    from lab.survival import SurvivalConfig, run_survival
+    from engines.survival import SurvivalConfig, run_survival
 
     session = saved_demo(fake_transport, 2)
     at = sessions_page()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.choices import parse_choice
-from lab.standins import StaticReply
-from lab.survival import DEFAULT_FACTS, SurvivalConfig, run_survival
+from engines.survival import DEFAULT_FACTS, SurvivalConfig, run_survival
+from memory.choices import parse_choice
+from memory.standins import StaticReply
 from present.survival import heatmap, heatmap_cells, strategies_of, tokens_chart
 
 ROOT = Path(__file__).resolve().parents[2]

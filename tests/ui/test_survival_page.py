@@ -7,10 +7,10 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab import jobs
-from lab.choices import parse_choice
-from lab.standins import StaticReply
-from lab.survival import SurvivalConfig, run_survival
+from engines.survival import SurvivalConfig, run_survival
+from lanes import jobs
+from memory.choices import parse_choice
+from memory.standins import StaticReply
 
 PAGE = "../../pages/1_Fact_survival.py"  # AppTest resolves paths against this file's folder
 

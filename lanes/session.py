@@ -1,0 +1,266 @@
+"""A Session: one conversation fanned out to several lanes, each a memory strategy.
+
+The session owns the user turns and the lanes; `run_turn` runs every lane of a turn in
+parallel threads (the CLI, the bench and the tests use it), while the UI runs each lane in
+its own parallel fragment through `run_lane`. Both paths go through `Lane.run`, so what the
+UI shows is what a lane recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
+from memory.strategies.base import check_user_text
+from memory.tokens import TokenCounter
+from memory.types import ModelFn, Request
+
+
+class Transport(Protocol):
+    """How a session reaches a model: the providers module, or a fake in tests and benches."""
+
+    def stream(
+        self, request: Request, settings: Any, on_delta: Callable[[str], None] | None = None
+    ) -> ReplyLike: ...
+
+    def as_model_fn(self, settings: Any) -> ModelFn: ...
+
+
+class ProvidersTransport:
+    """The real thing: the official SDKs behind providers/."""
+
+    def stream(
+        self, request: Request, settings: Any, on_delta: Callable[[str], None] | None = None
+    ) -> ReplyLike:
+        import providers
+
+        return providers.stream(request, settings, on_delta)
+
+    def as_model_fn(self, settings: Any) -> ModelFn:
+        import providers
+
+        return providers.as_model_fn(settings)
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    """Which strategy a lane runs, with which parameters."""
+
+    strategy: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Session:
+    """One conversation, many lanes. Not thread-safe for two turns at once (one turn at a time)."""
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str,
+        lanes: Sequence[LaneSpec],
+        provider: Any,
+        maintenance: Any | None = None,
+        transport: Transport | None = None,
+        session_id: str | None = None,
+        name: str = "",
+    ) -> None:
+        names = [spec.strategy for spec in lanes]
+        if not names:
+            raise ValueError("pick at least one strategy to run")
+        if len(set(names)) != len(names):
+            raise ValueError(f"each strategy can run in one lane only; got {names}")
+        self.id = session_id or uuid.uuid4().hex[:12]
+        self.name = name
+        self.system_prompt = system_prompt
+        self.provider = provider
+        self.maintenance = maintenance or provider
+        self.transport: Transport = transport or ProvidersTransport()
+        self.counter = TokenCounter.for_model(getattr(provider, "model", None))
+        model_fn = self.transport.as_model_fn(self.maintenance)
+        self.lanes: dict[str, Lane] = {
+            spec.strategy: Lane(
+                spec.strategy,
+                system_prompt,
+                counter=self.counter,
+                params=spec.params,
+                summarize=model_fn,
+                extract=model_fn,
+            )
+            for spec in lanes
+        }
+        self.user_turns: list[str] = []
+        self._lock = threading.Lock()
+        self._in_flight: set[str] = set()
+        self._finished_turn = 0
+        self._touched = time.monotonic()
+        # called as (session, record) after every lane turn is recorded, from the lane's thread
+        self.listeners: list[Callable[[Session, LaneTurn], None]] = []
+        # called as (session, turn, user_text) when a user turn begins, before any lane runs it
+        self.turn_listeners: list[Callable[[Session, int, str], None]] = []
+
+    @property
+    def turn(self) -> int:
+        """The number of the latest turn (0 before the first message)."""
+        return len(self.user_turns)
+
+    def sender(self) -> Sender:
+        """The provider call with this session's settings bound."""
+        transport, settings = self.transport, self.provider
+
+        def send(request: Request, on_delta: Callable[[str], None] | None) -> ReplyLike:
+            return transport.stream(request, settings, on_delta)
+
+        return send
+
+    def begin_turn(self, user_text: str) -> int:
+        """Validate and record a user message; returns its turn number (lanes run it next)."""
+        check_user_text(user_text)
+        with self._lock:
+            self._touched = time.monotonic()
+            self.user_turns.append(user_text)
+            turn = len(self.user_turns)
+        for listener in list(self.turn_listeners):
+            listener(self, turn, user_text)
+        return turn
+
+    def run_lane(
+        self, name: str, turn: int, on_delta: Callable[[str], None] | None = None
+    ) -> LaneTurn:
+        """Run turn `turn` in one lane (the UI calls this from each lane's fragment)."""
+        record = self.lanes[name].run(turn, self.user_turns[turn - 1], self.sender(), on_delta)
+        self._notify(record)
+        return record
+
+    def _notify(self, record: LaneTurn) -> None:
+        for listener in list(self.listeners):
+            listener(self, record)
+
+    def claim(self, name: str) -> bool:
+        """Mark lane `name` as running its pending turn; False if a run already holds it."""
+        with self._lock:
+            if name in self._in_flight:
+                return False
+            self._in_flight.add(name)
+            self._touched = time.monotonic()
+            return True
+
+    def release(self, name: str) -> None:
+        with self._lock:
+            self._in_flight.discard(name)
+            self._touched = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds since a lane last started or finished a turn, or a turn began."""
+        with self._lock:
+            return time.monotonic() - self._touched
+
+    def in_flight(self) -> set[str]:
+        with self._lock:
+            return set(self._in_flight)
+
+    def finish_turn_once(self, turn: int) -> bool:
+        """True exactly once per turn, for the caller that sees the last lane finish it."""
+        with self._lock:
+            if self._finished_turn >= turn or self._pending_unlocked():
+                return False
+            self._finished_turn = turn
+            return True
+
+    def _pending_unlocked(self) -> bool:
+        return any(
+            not lane.turns or lane.turns[-1].turn < self.turn for lane in self.lanes.values()
+        )
+
+    def pending_lanes(self) -> list[str]:
+        """Lanes that have not yet recorded the latest turn."""
+        return [
+            name
+            for name, lane in self.lanes.items()
+            if self.turn and (not lane.turns or lane.turns[-1].turn < self.turn)
+        ]
+
+    def run_turn(
+        self,
+        user_text: str,
+        on_delta: Callable[[str, str], None] | None = None,
+        *,
+        parallel: bool = True,
+    ) -> dict[str, LaneTurn]:
+        """Send one user message to every lane (in parallel threads); one lane failing never
+        stops the others."""
+        turn = self.begin_turn(user_text)
+
+        def one(name: str) -> LaneTurn:
+            delta = (lambda text: on_delta(name, text)) if on_delta else None
+            return self.run_lane(name, turn, delta)
+
+        if not parallel or len(self.lanes) == 1:
+            return {name: one(name) for name in self.lanes}
+        with ThreadPoolExecutor(max_workers=len(self.lanes)) as pool:
+            futures = {name: pool.submit(one, name) for name in self.lanes}
+            return {name: future.result() for name, future in futures.items()}
+
+    def retry(self, name: str, on_delta: Callable[[str], None] | None = None) -> LaneTurn:
+        """Resend the latest turn in a lane whose attempt failed."""
+        lane = self.lanes[name]
+        if not lane.can_retry(self.turn):
+            raise ValueError(f"lane {name} has no failed latest turn to retry")
+        record = lane.retry(self.sender(), on_delta)
+        self._notify(record)
+        return record
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole session as plain JSON-ready data; provider settings without any key."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "system_prompt": self.system_prompt,
+            "provider": _public(self.provider),
+            "maintenance": _public(self.maintenance),
+            "user_turns": list(self.user_turns),
+            "lanes": {name: lane.snapshot() for name, lane in self.lanes.items()},
+        }
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        provider: Any,
+        maintenance: Any | None = None,
+        transport: Transport | None = None,
+    ) -> Session:
+        """Rebuild a session to continue it: memory restored without calling any model."""
+        lanes = data["lanes"]
+        session = cls(
+            system_prompt=data["system_prompt"],
+            lanes=[LaneSpec(name, lane["params"]) for name, lane in lanes.items()],
+            provider=provider,
+            maintenance=maintenance,
+            transport=transport,
+            session_id=data["id"],
+            name=data.get("name", ""),
+        )
+        session.user_turns = list(data["user_turns"])
+        for name, lane in lanes.items():
+            session.lanes[name].restore(lane)
+        session._finished_turn = session.turn
+        return session
+
+    def records(self) -> dict[str, list[LaneTurn]]:
+        """Every lane's turn records."""
+        return {name: list(lane.turns) for name, lane in self.lanes.items()}
+
+
+def _public(settings: Any) -> dict[str, Any]:
+    """Settings as data with no key in them (ProviderSettings knows how; others: vars)."""
+    if hasattr(settings, "public_dict"):
+        return dict(settings.public_dict())
+    data = {k: v for k, v in vars(settings).items() if "key" not in k.lower()}
+    return data

@@ -1,0 +1,160 @@
+"""Model-free stand-ins: fixed replies, rule-based summaries and fact extraction, sized texts.
+
+They let the survival lab run with no model ("payload only"), estimate a run before it
+starts, and let the growth simulator project summary strategies. They are deterministic and
+honest about being stand-ins: the UI and the CLI say when they were used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory.numbers import amounts_in, format_inr
+from memory.tokens import TokenCounter
+from memory.types import Completion, Request, Usage
+
+# Short, neutral replies for filler turns: no fact, no number, no name.
+FIXED_REPLIES: tuple[str, ...] = (
+    "Got it, thanks for letting me know.",
+    "Understood. Happy to help with that.",
+    "Noted. Is there anything else you'd like to go over?",
+    "Thanks, that's useful context.",
+    "Okay, let's keep that in mind.",
+    "Sure, that makes sense.",
+)
+
+
+def fixed_reply(turn: int, replies: Sequence[str] = FIXED_REPLIES) -> str:
+    """The fixed reply for `turn` (cycled, so the same turn always gets the same text)."""
+    return replies[(turn - 1) % len(replies)]
+
+
+@dataclass(frozen=True)
+class StaticReply:
+    """A reply that needed no model, shaped like providers.Reply."""
+
+    text: str
+    usage: Usage | None = None
+    body: Mapping[str, Any] | None = None
+    complete: bool = True
+    error: Exception | None = None
+    latency_s: float | None = 0.0
+    ttft_s: float | None = 0.0
+    model: str | None = "fixed"
+
+
+def fixed_sender(text: str) -> Callable[[Request, Callable[[str], None] | None], StaticReply]:
+    """A sender that answers any request with `text` (no model, no tokens billed)."""
+
+    def send(request: Request, on_delta: Callable[[str], None] | None = None) -> StaticReply:
+        if on_delta is not None:
+            on_delta(text)
+        return StaticReply(text)
+
+    return send
+
+
+_WORDS = re.compile(r"at most (\d+) words")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_NAME = re.compile(r"\b(?:I'm|I am|my name is|call me)\s+([A-Z][a-z]+)\b", re.I)
+_NAME_CASE = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Cc]all me)\s+([A-Z][a-z]+)\b")
+_USER_LINE = re.compile(r"^User: (.*)$", re.M)
+
+
+def _user_lines(content: str) -> list[str]:
+    return _USER_LINE.findall(content)
+
+
+def _has_signal(sentence: str) -> bool:
+    """A sentence worth keeping: it states an amount or introduces a name."""
+    return bool(amounts_in(sentence)) or _NAME_CASE.search(sentence) is not None
+
+
+class ExtractiveSummariser:
+    """A stand-in summariser: keeps the user's sentences that state names or amounts.
+
+    Earlier sentences are kept first and the summary stops at the word limit the summary
+    prompt asks for, as a careful human note-taker would. It is optimistic on purpose:
+    it shows what survives when summaries keep facts, not what a given model does.
+    """
+
+    def __call__(self, request: Request) -> Completion:
+        content = request.messages[-1].content
+        m = _WORDS.search(request.system)
+        limit = int(m.group(1)) if m else 120
+        previous = ""
+        if content.startswith("Current summary:\n"):
+            previous = content.split("\n\n", 1)[0].removeprefix("Current summary:\n").strip()
+        sentences = [s for s in _SENTENCE.split(previous) if s.strip()] if previous else []
+        for line in _user_lines(content):
+            for sentence in _SENTENCE.split(line):
+                sentence = sentence.strip()
+                if sentence and _has_signal(sentence):
+                    sentences.append(f"The user said: {sentence}")
+        kept: list[str] = []
+        words = 0
+        for sentence in sentences:
+            n = len(sentence.split())
+            if words + n > limit:
+                break
+            kept.append(sentence)
+            words += n
+        return Completion(" ".join(kept) or "The user has not stated any names or amounts yet.")
+
+
+_KEYS: tuple[tuple[str, str], ...] = (
+    (r"salary|take-home|income", "monthly_salary"),
+    (r"expense", "monthly_expenses"),
+    (r"\bfd\b|fixed deposit", "fd_amount"),
+    (r"\brent\b", "rent"),
+    (r"\bsip\b", "sip_amount"),
+    (r"\bemi\b|loan", "loan"),
+)
+
+
+class RuleExtractor:
+    """A stand-in fact extractor: a name from "I'm X" / "my name is X", and amounts from
+    sentences about salary, expenses, an FD, rent, a SIP or a loan."""
+
+    def __call__(self, request: Request) -> Completion:
+        users = _user_lines(request.messages[-1].content)
+        found: dict[str, str] = {}
+        if users:
+            line = users[-1]
+            name = _NAME_CASE.search(line)
+            if name:
+                found["name"] = name.group(1)
+            for sentence in _SENTENCE.split(line):
+                amounts = sorted(amounts_in(sentence))
+                if not amounts:
+                    continue
+                for pattern, key in _KEYS:
+                    if re.search(pattern, sentence, re.I):
+                        found[key] = format_inr(max(amounts))
+                        break
+        return Completion(json.dumps({"set": found, "delete": []}, ensure_ascii=False))
+
+
+class SizedSummariser:
+    """A stand-in summariser whose every summary is exactly `tokens` tokens long."""
+
+    def __init__(self, counter: TokenCounter, tokens: int) -> None:
+        self.text = counter.text_of_tokens(tokens) if tokens > 0 else "la"
+
+    def __call__(self, request: Request) -> Completion:
+        return Completion(self.text)
+
+
+class SizedExtractor:
+    """A stand-in extractor whose fact store holds one value of about `tokens` tokens."""
+
+    def __init__(self, counter: TokenCounter, tokens: int) -> None:
+        facts = {"notes": counter.text_of_tokens(tokens)} if tokens > 0 else {}
+        self.reply = json.dumps({"set": facts, "delete": []})
+
+    def __call__(self, request: Request) -> Completion:
+        return Completion(self.reply)

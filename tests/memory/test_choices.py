@@ -1,0 +1,44 @@
+"""Strategy choices as the lab's tools read them: 'window:k=3'."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.choices import StrategyChoice, parse_choice
+from memory.errors import InvalidParameter, UnknownStrategy
+
+
+def test_parse_names_and_typed_parameters():
+    assert parse_choice("full") == StrategyChoice("full")
+    w = parse_choice("window:k=5")
+    assert w.params == {"k": 5} and w.label == "window (k=5)"
+    sb = parse_choice("summary_buffer: budget=900, trigger=0.5, summary_note=true")
+    assert sb.params == {"budget": 900, "trigger": 0.5, "summary_note": True}
+    assert parse_choice("summary:summary_placement=message").params == {
+        "summary_placement": "message"
+    }
+
+
+def test_labels_show_the_defaults_that_matter():
+    assert StrategyChoice("window").label == "window (k=3)"
+    assert StrategyChoice("retrieval").label == "retrieval (k=2, top_k=2)"
+    assert StrategyChoice("full").label == "full"
+    assert StrategyChoice("hybrid").as_dict()["label"] == "hybrid (budget=800)"
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        ("windw", UnknownStrategy, "choose one of"),
+        ("window:q=1", InvalidParameter, "no parameter 'q'"),
+        ("window:k=three", InvalidParameter, "must be a whole number"),
+        ("window:k", InvalidParameter, "key=value"),
+        ("window:k=-1", InvalidParameter, "at least 0"),
+        ("summary_buffer:trigger=2", InvalidParameter, "at most 1"),
+        ("summary:summary_placement=top", InvalidParameter, "one of"),
+        ("summary:summary_note=maybe", InvalidParameter, "must be a true or false"),
+    ],
+)
+def test_bad_choices_say_what_is_wrong(text, error, message):
+    with pytest.raises(error, match=message):
+        parse_choice(text)
