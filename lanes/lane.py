@@ -9,7 +9,7 @@ marked with its error, and `Lane.retry` can resend it while it is still the late
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Protocol
 
 from memory.errors import ContextOverflow, MemoryLabError
@@ -54,6 +54,123 @@ class ReplyLike(Protocol):
 Sender = Callable[[Request, Callable[[str], None] | None], ReplyLike]
 
 
+class PriceLike(Protocol):
+    """USD per million input and output tokens (providers' `Price` satisfies it)."""
+
+    @property
+    def input_per_m(self) -> float: ...
+
+    @property
+    def output_per_m(self) -> float: ...
+
+
+class _Fields:
+    """Transitional read access by the old JSON key (`record["input"]`) for code written before
+    the records were typed; new code reads the attributes."""
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+
+@dataclass(frozen=True)
+class TurnAccount(_Fields):
+    """What a lane's request held, in conversation turn numbers: the memory core's `Account`
+    translated from strategy history indices to the turns the user sees."""
+
+    kept: tuple[int, ...] = ()
+    dropped: tuple[int, ...] = ()
+    summarised: tuple[int, ...] = ()
+    retrieved: tuple[int, ...] = ()
+    summary: str | None = None
+    facts: dict[str, Any] | None = None
+    budget: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self != TurnAccount()
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in ("kept", "dropped", "summarised", "retrieved", "notes"):
+            data[name] = list(data[name])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TurnAccount:
+        if not data:
+            return cls()
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("kept", "dropped", "summarised", "retrieved", "notes"):
+            values[name] = tuple(values.get(name) or ())
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MaintenanceRecord(_Fields):
+    """One upkeep call (summary, fact extraction) as a lane recorded it: outcome, the body it
+    sent, and its tokens (`input`/`output`: billed where known, else counted)."""
+
+    kind: str
+    ok: bool
+    error: str | None = None
+    reply: str | None = None
+    counted: int = 0
+    billed_input: int | None = None
+    billed_output: int | None = None
+    input: int = 0
+    output: int = 0
+    body: dict[str, Any] | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.input + self.output
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its fields as JSON-ready data (shared, never-mutated values: no deep copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | MaintenanceRecord) -> MaintenanceRecord:
+        if isinstance(data, MaintenanceRecord):
+            return data
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @classmethod
+    def of(cls, call: MaintenanceCall) -> MaintenanceRecord:
+        """A maintenance call of the memory core, as recorded by a lane."""
+        usage = call.usage
+        billed_in = usage.input if usage and usage.input is not None else None
+        billed_out = usage.output if usage and usage.output is not None else None
+        body = (
+            dict(call.body)
+            if call.body
+            else {
+                "system": call.request.system,
+                "messages": [m.as_dict() for m in call.request.messages],
+            }
+        )
+        return cls(
+            kind=call.kind,
+            ok=call.ok,
+            error=call.error,
+            reply=call.reply,
+            counted=call.tokens.content,
+            billed_input=billed_in,
+            billed_output=billed_out,
+            input=billed_in if billed_in is not None else call.tokens.content,
+            output=billed_out or 0,
+            body=body,
+        )
+
+
 @dataclass(frozen=True)
 class LaneTurn:
     """One lane's record of one conversation turn: what was sent, what came back, what it cost."""
@@ -72,11 +189,18 @@ class LaneTurn:
     estimate: bool = True
     billed_input: int | None = None
     billed_output: int | None = None
-    maintenance: tuple[dict[str, Any], ...] = ()
-    account: dict[str, Any] = field(default_factory=dict)
+    maintenance: tuple[MaintenanceRecord, ...] = ()
+    account: TurnAccount = field(default_factory=TurnAccount)
     latency_s: float | None = None
     ttft_s: float | None = None
     model: str | None = None
+
+    def __post_init__(self) -> None:  # accept the JSON shapes too (saved sessions, exports)
+        if not isinstance(self.account, TurnAccount):
+            object.__setattr__(self, "account", TurnAccount.from_dict(self.account))
+        if any(not isinstance(m, MaintenanceRecord) for m in self.maintenance):
+            records = tuple(MaintenanceRecord.from_dict(m) for m in self.maintenance)
+            object.__setattr__(self, "maintenance", records)
 
     @property
     def ok(self) -> bool:
@@ -85,40 +209,45 @@ class LaneTurn:
     @property
     def maintenance_tokens(self) -> int:
         """Tokens spent on this turn's upkeep calls (billed where known, else counted input)."""
-        return sum(m["input"] + m["output"] for m in self.maintenance)
+        return sum(m.tokens for m in self.maintenance)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens: billed where known, else counted (as the charts draw them)."""
+        return self.billed_input if self.billed_input is not None else self.counted
+
+    @property
+    def total_tokens(self) -> int:
+        """Everything this turn sent and received: prompt, reply and upkeep calls."""
+        return self.prompt_tokens + (self.billed_output or 0) + self.maintenance_tokens
+
+    def cost(self, price: PriceLike | None) -> float | None:
+        """This turn's cost in USD: prompt and upkeep input, reply and upkeep output."""
+        if price is None:
+            return None
+        tokens_in = self.prompt_tokens + sum(m.input for m in self.maintenance)
+        tokens_out = (self.billed_output or 0) + sum(m.output for m in self.maintenance)
+        return (tokens_in * price.input_per_m + tokens_out * price.output_per_m) / 1_000_000
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["account"] = self.account.as_dict()
+        data["maintenance"] = [m.as_dict() for m in self.maintenance]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LaneTurn:
         values = dict(data)
-        values["maintenance"] = tuple(values.get("maintenance") or ())
+        values["maintenance"] = tuple(
+            MaintenanceRecord.from_dict(m) for m in values.get("maintenance") or ()
+        )
+        values["account"] = TurnAccount.from_dict(values.get("account"))
         return cls(**values)
 
 
-def maintenance_record(call: MaintenanceCall) -> dict[str, Any]:
-    """A maintenance call as plain data: kind, outcome, its request body and its tokens."""
-    usage = call.usage
-    billed_in = usage.input if usage and usage.input is not None else None
-    billed_out = usage.output if usage and usage.output is not None else None
-    return {
-        "kind": call.kind,
-        "ok": call.ok,
-        "error": call.error,
-        "reply": call.reply,
-        "counted": call.tokens.content,
-        "billed_input": billed_in,
-        "billed_output": billed_out,
-        "input": billed_in if billed_in is not None else call.tokens.content,
-        "output": billed_out or 0,
-        "body": dict(call.body)
-        if call.body
-        else {
-            "system": call.request.system,
-            "messages": [m.as_dict() for m in call.request.messages],
-        },
-    }
+def maintenance_record(call: MaintenanceCall) -> MaintenanceRecord:
+    """A maintenance call as a lane records it (see `MaintenanceRecord.of`)."""
+    return MaintenanceRecord.of(call)
 
 
 def _no_model(request: Request) -> Completion:
@@ -161,21 +290,21 @@ class Lane:
         """The conversation turn number of the strategy's history entry `index` (1-based)."""
         return self._turn_numbers[index - 1]
 
-    def _account(self, request: Request) -> dict[str, Any]:
+    def _account(self, request: Request) -> TurnAccount:
         acc = request.account
         if acc is None:
-            return {}
+            return TurnAccount()
         conv = self.conversation_turn
-        return {
-            "kept": [conv(i) for i in acc.kept_turns],
-            "dropped": [conv(i) for i in acc.dropped_turns],
-            "summarised": [conv(i) for i in acc.summarised_turns],
-            "retrieved": [conv(i) for i in acc.retrieved_turns],
-            "summary": acc.summary,
-            "facts": dict(acc.facts) if acc.facts is not None else None,
-            "budget": acc.budget,
-            "notes": list(acc.notes),
-        }
+        return TurnAccount(
+            kept=tuple(conv(i) for i in acc.kept_turns),
+            dropped=tuple(conv(i) for i in acc.dropped_turns),
+            summarised=tuple(conv(i) for i in acc.summarised_turns),
+            retrieved=tuple(conv(i) for i in acc.retrieved_turns),
+            summary=acc.summary,
+            facts=dict(acc.facts) if acc.facts is not None else None,
+            budget=acc.budget,
+            notes=tuple(acc.notes),
+        )
 
     def run(
         self,

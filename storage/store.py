@@ -215,6 +215,8 @@ def _default(value: Any) -> Any:
         return list(value)
     if isinstance(value, datetime):
         return value.isoformat()
+    if hasattr(value, "as_dict"):  # typed records (TurnAccount, MaintenanceRecord)
+        return value.as_dict()
     return str(value)
 
 
@@ -666,7 +668,10 @@ _ACCOUNT = _account_statement()
 def _plain(record: LaneTurn) -> dict[str, Any]:
     """A LaneTurn's fields as a dict, sharing its (never mutated) values: `as_dict` deep-copies
     every body, which is slow for a long session."""
-    return {f.name: getattr(record, f.name) for f in _LANE_FIELDS}
+    data = {f.name: getattr(record, f.name) for f in _LANE_FIELDS}
+    data["account"] = record.account.as_dict()
+    data["maintenance"] = [m.as_dict() for m in record.maintenance]
+    return data
 
 
 _LANE_FIELDS = fields(LaneTurn)

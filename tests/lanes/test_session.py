@@ -90,7 +90,7 @@ def test_a_failed_turn_stays_a_marked_gap_when_the_conversation_moves_on():
     session.run_turn("please fail")
     third = session.run_turn("three")["full"]
     assert [t.status for t in session.lanes["full"].turns] == [OK, ERROR, OK]
-    assert third.account["kept"] == [1] and third.n_messages == 4
+    assert third.account.kept == (1,) and third.n_messages == 4
     assert not session.lanes["full"].can_retry(session.turn)
 
 
