@@ -8,10 +8,13 @@ main page's lanes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lanes.lane import ReplyLike, Sender
 from memory.types import ModelFn, Request
+
+if TYPE_CHECKING:
+    from providers.settings import ProviderSettings
 
 UPKEEP_MAX_TOKENS = 256  # summaries and fact JSON need more room than a short reply
 
@@ -23,7 +26,7 @@ def settings_for(
     base_url: str | None = None,
     max_tokens: int = 96,
     temperature: float | None = 0.0,
-) -> Any:
+) -> ProviderSettings:
     """ProviderSettings for a catalog preset; ValueError names the presets that exist."""
     from providers.catalog import PRESETS
 
@@ -38,7 +41,9 @@ def settings_for(
     return preset.settings(model, **overrides)
 
 
-def bind_settings(settings: Any, upkeep: Any | None = None) -> tuple[Sender, ModelFn]:
+def bind_settings(
+    settings: ProviderSettings, upkeep: ProviderSettings | None = None
+) -> tuple[Sender, ModelFn]:
     """(send, upkeep model function) for settings (upkeep may use other, cheaper settings)."""
     import providers
 
@@ -50,7 +55,7 @@ def bind_settings(settings: Any, upkeep: Any | None = None) -> tuple[Sender, Mod
     return send, providers.as_model_fn(upkeep)
 
 
-def describe(settings: Any) -> str:
+def describe(settings: ProviderSettings) -> str:
     """'Embedded (offline) · smollm2-135m' — safe to print (no key)."""
     from providers.catalog import PRESETS
 

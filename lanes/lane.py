@@ -9,7 +9,7 @@ marked with its error, and `Lane.retry` can resend it while it is still the late
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Protocol
 
 from memory.errors import ContextOverflow, MemoryLabError
@@ -245,11 +245,6 @@ class LaneTurn:
         return cls(**values)
 
 
-def maintenance_record(call: MaintenanceCall) -> MaintenanceRecord:
-    """A maintenance call as a lane records it (see `MaintenanceRecord.of`)."""
-    return MaintenanceRecord.of(call)
-
-
 def _no_model(request: Request) -> Completion:
     raise RuntimeError("no model calls while estimating")
 
@@ -322,60 +317,54 @@ class Lane:
                 self.name, turn, user_text, OVERFLOW, error=str(exc), error_kind="ContextOverflow"
             )
             return self._store(record)
-        prep_calls = [maintenance_record(c) for c in request.maintenance]
-        base = {
-            "lane": self.name,
-            "turn": turn,
-            "user": user_text,
-            "n_messages": len(request.messages) + 1,
-            "counted": request.tokens.content,
-            "counted_overhead": request.tokens.with_overhead,
-            "estimate": request.tokens.estimate,
-            "account": self._account(request),
-        }
+        prep_calls = tuple(MaintenanceRecord.of(c) for c in request.maintenance)
+        sent = LaneTurn(
+            self.name,
+            turn,
+            user_text,
+            ERROR,
+            n_messages=len(request.messages) + 1,
+            counted=request.tokens.content,
+            counted_overhead=request.tokens.with_overhead,
+            estimate=request.tokens.estimate,
+            account=self._account(request),
+            maintenance=prep_calls,
+        )
         try:
             reply = send(request, on_delta)
         except MemoryLabError:
             raise
         except Exception as exc:  # a provider must not take the lane down: record it
-            record = LaneTurn(
-                **base,
-                status=ERROR,
-                error=f"{type(exc).__name__}: {exc}",
-                error_kind=type(exc).__name__,
-                maintenance=tuple(prep_calls),
+            failed = replace(
+                sent, error=f"{type(exc).__name__}: {exc}", error_kind=type(exc).__name__
             )
-            return self._store(record)
+            return self._store(failed)
         usage = reply.usage
-        fields = {
-            **base,
-            "reply": reply.text,
-            "body": dict(reply.body) if reply.body is not None else None,
-            "billed_input": getattr(usage, "input", None) if usage else None,
-            "billed_output": getattr(usage, "output", None) if usage else None,
-            "latency_s": reply.latency_s,
-            "ttft_s": reply.ttft_s,
-            "model": reply.model,
-        }
+        answered = replace(
+            sent,
+            reply=reply.text,
+            body=dict(reply.body) if reply.body is not None else None,
+            billed_input=getattr(usage, "input", None) if usage else None,
+            billed_output=getattr(usage, "output", None) if usage else None,
+            latency_s=reply.latency_s,
+            ttft_s=reply.ttft_s,
+            model=reply.model,
+        )
         if reply.error is not None or not reply.complete:
-            status = INCOMPLETE if reply.text else ERROR
             error = reply.error
-            message = str(error) if error is not None else "the reply stream ended early"
-            kind = type(error).__name__ if error is not None else "Incomplete"
-            record = LaneTurn(
-                **fields,
-                status=status,
-                error=message,
-                error_kind=kind,
-                maintenance=tuple(prep_calls),
+            record = replace(
+                answered,
+                status=INCOMPLETE if reply.text else ERROR,
+                error=str(error) if error is not None else "the reply stream ended early",
+                error_kind=type(error).__name__ if error is not None else "Incomplete",
             )
             return self._store(record)
         self._turn_numbers.append(turn)
         calls = self.strategy.commit(user_text, reply.text)
-        record = LaneTurn(
-            **fields,
+        record = replace(
+            answered,
             status=OK,
-            maintenance=tuple(prep_calls + [maintenance_record(c) for c in calls]),
+            maintenance=prep_calls + tuple(MaintenanceRecord.of(c) for c in calls),
         )
         return self._store(record)
 

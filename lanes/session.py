@@ -14,35 +14,44 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
 from memory.types import ModelFn, Request
 
+if TYPE_CHECKING:
+    from providers.settings import ProviderSettings
+
 
 class Transport(Protocol):
     """How a session reaches a model: the providers module, or a fake in tests and benches."""
 
     def stream(
-        self, request: Request, settings: Any, on_delta: Callable[[str], None] | None = None
+        self,
+        request: Request,
+        settings: ProviderSettings,
+        on_delta: Callable[[str], None] | None = None,
     ) -> ReplyLike: ...
 
-    def as_model_fn(self, settings: Any) -> ModelFn: ...
+    def as_model_fn(self, settings: ProviderSettings) -> ModelFn: ...
 
 
 class ProvidersTransport:
     """The real thing: the official SDKs behind providers/."""
 
     def stream(
-        self, request: Request, settings: Any, on_delta: Callable[[str], None] | None = None
+        self,
+        request: Request,
+        settings: ProviderSettings,
+        on_delta: Callable[[str], None] | None = None,
     ) -> ReplyLike:
         import providers
 
         return providers.stream(request, settings, on_delta)
 
-    def as_model_fn(self, settings: Any) -> ModelFn:
+    def as_model_fn(self, settings: ProviderSettings) -> ModelFn:
         import providers
 
         return providers.as_model_fn(settings)
@@ -64,8 +73,8 @@ class Session:
         *,
         system_prompt: str,
         lanes: Sequence[LaneSpec],
-        provider: Any,
-        maintenance: Any | None = None,
+        provider: ProviderSettings,
+        maintenance: ProviderSettings | None = None,
         transport: Transport | None = None,
         session_id: str | None = None,
         name: str = "",
@@ -232,8 +241,8 @@ class Session:
         cls,
         data: Mapping[str, Any],
         *,
-        provider: Any,
-        maintenance: Any | None = None,
+        provider: ProviderSettings,
+        maintenance: ProviderSettings | None = None,
         transport: Transport | None = None,
     ) -> Session:
         """Rebuild a session to continue it: memory restored without calling any model."""
