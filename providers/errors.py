@@ -7,7 +7,7 @@ short `detail`, with any API key scrubbed out, so an error can be shown or logge
 
 from __future__ import annotations
 
-import re
+from providers.redaction import redact
 
 _DETAIL_LIMIT = 300
 
@@ -152,12 +152,9 @@ class BadRequest(ProviderError):
 
 
 def scrub(text: str, secrets: tuple[str | None, ...] = ()) -> str:
-    """`text` with every given secret (and anything shaped like an API key) masked."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "****")
-    # Keys some servers echo back ("Incorrect API key provided: sk-...").
-    return re.sub(r"\b(sk-|gsk_|sk-ant-)[A-Za-z0-9_\-]{8,}", r"\1****", text)
+    """`text` with every given secret (and anything shaped like an API key) masked: the
+    rules are `providers.redaction`'s, the one place that defines them."""
+    return redact(text, secrets, mask="****")
 
 
 def short_detail(text: str | None, secrets: tuple[str | None, ...] = ()) -> str | None:

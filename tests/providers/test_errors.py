@@ -122,7 +122,7 @@ def test_timeouts_and_unknown_failures():
 def test_scrub_and_short_detail():
     assert scrub("key=secret-value-123 here", ("secret-value-123",)) == "key=**** here"
     assert scrub("Incorrect API key provided: gsk_abcdefgh12345678") == (
-        "Incorrect API key provided: gsk_****"
+        "Incorrect API key provided: ****"
     )
     assert short_detail("") is None
     assert len(short_detail("x " * 400) or "") <= 300

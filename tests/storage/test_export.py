@@ -13,7 +13,7 @@ from engines.survival import SurvivalConfig, run_survival
 from engines.transcripts import parse
 from present import export
 from present.lanes import charted, cumulative
-from storage.store import SavedSession, Store
+from storage.store import FORMAT_VERSION, SavedSession, Store
 from tests.storage.store_support import make_session
 
 
@@ -75,7 +75,7 @@ def test_markdown_summary(saved):
 def test_the_json_export_is_re_importable_by_the_store_and_the_importer(saved, tmp_path):
     text = export.to_json(saved)
     data = json.loads(text)
-    assert data["memory_lab_session"] == 1 and data["survival"]["rows"]
+    assert data["memory_lab_session"] == FORMAT_VERSION and data["survival"]["rows"]
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     back = store.load(store.import_json(text))
     assert back.records == saved.records and back.survival == saved.survival

@@ -1,0 +1,105 @@
+"""The one place that decides what a secret looks like, and masks it.
+
+Used by the session store (before anything reaches the database), the exports, provider
+error messages and logs. Pure: no streamlit, no network, imports nothing of this project.
+
+What is redacted, and nothing else (ordinary text is never rewritten):
+
+* the exact secrets passed in (the session's typed keys, provider key variables' values);
+* key-shaped tokens standing on their own: ``sk-…``, ``sk-ant-…``, ``gsk_…``, ``xai-…``,
+  ``hf_…``, ``AIza…`` and ``Bearer <token>`` (anchored: ``risk-management-…`` is text);
+* the value of a JSON field named like a credential (``"api_key": "…"``) in JSON text.
+
+URLs get their own cleaner, `safe_url`: userinfo and secret-looking query parameters go.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+REDACTED = "[redacted]"
+
+# The environment variables the providers read keys from. Their values are secrets; other
+# variables (PIP_KEYRING_PROVIDER=subprocess, …) are not, whatever their names contain.
+KEY_ENV_NAMES: tuple[str, ...] = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GROQ_API_KEY",
+    "XAI_API_KEY",
+    "HF_TOKEN",
+)
+MIN_SECRET = 8  # shorter values are not treated as secrets (they would mask ordinary words)
+
+_EDGE = r"(?<![A-Za-z0-9_\-])"  # a key starts a token: never the tail of a word
+_KEY_SHAPES = re.compile(
+    _EDGE + r"(?:sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"
+    r"|gsk_[A-Za-z0-9]{16,}"
+    r"|xai-[A-Za-z0-9]{16,}"
+    r"|hf_[A-Za-z0-9]{30,}"
+    r"|AIza[0-9A-Za-z_\-]{35})"
+    r"|\b(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*"
+)
+_KEY_FIELDS = re.compile(
+    r'("(?i:api[_-]?key|x-api-key|authorization|password|secret|client_secret|access_token)"'
+    r'\s*:\s*)"(?:[^"\\]|\\.)*"'
+)
+_MARKERS = ("sk-", "gsk_", "xai-", "hf_", "AIza", "earer", "EARER")
+_FIELD_MARKERS = ("key", "KEY", "Key", "uthorization", "UTHORIZATION", "assword", "ecret", "token")
+_SECRET_PARAMS = re.compile(
+    r"(?i)^(?:.*[_-])?(?:key|apikey|api_key|token|secret|password|passwd|pwd|auth|"
+    r"authorization|signature|sig|credential|credentials|session)$"
+)
+
+
+def env_key_values(extra_names: Iterable[str | None] = ()) -> set[str]:
+    """Values of the provider key variables (and of `extra_names`) set in the environment."""
+    found = set()
+    for name in (*KEY_ENV_NAMES, *extra_names):
+        value = os.environ.get(name, "").strip() if name else ""
+        if len(value) >= MIN_SECRET:
+            found.add(value)
+    return found
+
+
+def secrets_of(*settings: object) -> set[str]:
+    """The keys that `settings` objects hold or read (typed keys, their key variables)."""
+    found = env_key_values(getattr(s, "key_env", None) for s in settings)
+    for s in settings:
+        key = getattr(s, "api_key", None)
+        if isinstance(key, str) and len(key.strip()) >= 4:
+            found.add(key.strip())
+    return found
+
+
+def redact(text: str, secrets: Iterable[str | None] = (), *, mask: str = REDACTED) -> str:
+    """`text` with every given secret, standalone key-shaped token and key field masked."""
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, mask)
+    if any(m in text for m in _MARKERS):
+        text = _KEY_SHAPES.sub(mask, text)
+    if any(m in text for m in _FIELD_MARKERS):
+        text = _KEY_FIELDS.sub(lambda m: f'{m.group(1)}"{mask}"', text)
+    return text
+
+
+def safe_url(url: str | None) -> str | None:
+    """`url` without userinfo (``user:pass@``) and without secret-looking query parameters
+    (``?api_key=…``, ``token``, ``sig``…); anything else is left exactly as written."""
+    if not url or ("@" not in url and "?" not in url):
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        kept = [(k, v) for k, v in pairs if not _SECRET_PARAMS.match(k)]
+        if len(kept) != len(pairs):
+            query = urlencode(kept)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

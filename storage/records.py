@@ -1,0 +1,194 @@
+"""Small pure helpers shared by the export format, the repository and the tracker: token
+figures of a record, interrupted records, default names, the settings a session ran with,
+lane memory states, and the one JSON encoder every stored text goes through."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from lanes.lane import ERROR, LaneTurn
+from lanes.session import Session
+from memory.registry import create
+from memory.tokens import TokenCounter
+from providers.redaction import redact, safe_url
+
+INTERRUPTED = "Interrupted"  # error_kind of a lane that never answered its turn
+INTERRUPTED_TEXT = "the app stopped before this lane answered (turn interrupted)"
+NAME_LIMIT = 200
+REPLACEMENT = "\ufffd"
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL (PostgreSQL), lone surrogates (both)
+
+
+def storable(text: str) -> str:
+    """`text` as a database can hold it: NUL and lone surrogates (which no UTF-8 column
+    accepts) become U+FFFD; every other character is kept as written."""
+    return _UNSTORABLE.sub(REPLACEMENT, text) if _UNSTORABLE.search(text) else text
+
+
+def dumps(data: Any, secrets: Iterable[str] = ()) -> str:
+    """Compact JSON for a database column: known secrets redacted, nothing else rewritten."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_default)
+    return storable(redact(text, secrets))
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "as_dict"):  # typed records (TurnAccount, MaintenanceRecord)
+        return value.as_dict()
+    return str(value)
+
+
+def public_settings(settings: Any) -> dict[str, Any] | None:
+    """Provider settings as data without any key field, and their URL without credentials."""
+    if settings is None:
+        return None
+    if hasattr(settings, "public_dict"):
+        data = dict(settings.public_dict())
+    elif isinstance(settings, Mapping):
+        data = dict(settings)
+    else:
+        data = dict(vars(settings))
+    data = {k: v for k, v in data.items() if "key" not in k.lower() or k == "key_set"}
+    if isinstance(data.get("base_url"), str):
+        data["base_url"] = safe_url(data["base_url"])
+    return data
+
+
+def prompt_tokens(record: LaneTurn) -> int:
+    """Prompt tokens of a lane turn: billed where known, else counted (as the charts do)."""
+    return record.billed_input if record.billed_input is not None else record.counted
+
+
+def total_tokens(record: LaneTurn) -> int:
+    """Everything a lane turn sent and received: prompt, reply and upkeep calls."""
+    return prompt_tokens(record) + (record.billed_output or 0) + record.maintenance_tokens
+
+
+def interrupted_record(lane: str, turn: int, user: str) -> LaneTurn:
+    """The record shown for a lane that never answered `turn` (retryable on the main page)."""
+    return LaneTurn(lane, turn, user, ERROR, error=INTERRUPTED_TEXT, error_kind=INTERRUPTED)
+
+
+def is_interrupted(record: LaneTurn) -> bool:
+    return record.error_kind == INTERRUPTED and record.counted == 0 and record.body is None
+
+
+def default_name(user_turns: Sequence[str]) -> str:
+    """A session's name before anyone renames it: its first message, shortened."""
+    if not user_turns:
+        return "Empty conversation"
+    first = " ".join(user_turns[0].split())
+    return first if len(first) <= 60 else first[:59].rstrip() + "…"
+
+
+def session_settings(session: Session, *, app: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a session was run with, as data with no key: prompt, providers, lanes, counter."""
+    provider = public_settings(session.provider)
+    maintenance = (
+        None if session.maintenance is session.provider else public_settings(session.maintenance)
+    )
+    return {
+        "system_prompt": session.system_prompt,
+        "provider": provider,
+        "maintenance": maintenance,
+        "lanes": [
+            {"strategy": n, "params": dict(lane.params)} for n, lane in session.lanes.items()
+        ],
+        "counter": {
+            "encoding": session.counter.encoding_name,
+            "estimate": session.counter.estimate,
+        },
+        "app": dict(app) if app else None,
+    }
+
+
+def provider_from(public: Mapping[str, Any] | None) -> Any:
+    """ProviderSettings rebuilt from their saved public form; ValueError when it is not one.
+
+    Where the key goes is never taken from the data: the endpoint (`base_url`) and the key
+    variable (`key_env`) come from the catalog preset whose endpoint the saved one names (an
+    imported file could otherwise send your key, or your conversation, to any server). A
+    session saved against any other URL needs its provider chosen again to continue."""
+    from providers import PRESETS, ProviderSettings
+
+    if not isinstance(public, Mapping) or "kind" not in public or "model" not in public:
+        raise ValueError("the saved session does not say which provider it used")
+    names = {f.name for f in fields(ProviderSettings)} - {"api_key", "kind", "model", "key_env"}
+    values = {k: v for k, v in public.items() if k in names}
+    kind, url = public["kind"], public.get("base_url")
+    trusted = [p for p in PRESETS.values() if p.kind == kind and p.base_url == url]
+    if not trusted and kind == "openai_compatible":
+        raise ValueError(
+            f"this session ran against a custom endpoint ({safe_url(url)}): choose the "
+            "provider to continue it with (a saved file never decides where a request goes)"
+        )
+    values["base_url"] = trusted[0].base_url if trusted else None
+    values["key_env"] = trusted[0].key_env if trusted else None
+    try:
+        return ProviderSettings(kind, public["model"], **values)
+    except TypeError as exc:
+        raise ValueError(f"the saved provider settings are not usable: {exc}") from None
+
+
+def compact_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[str, Any]:
+    """A lane's memory state without its history pairs when they equal its recorded turns."""
+    memory = dict(state["memory"])
+    numbers = state["turn_numbers"]
+    by_turn = {r.turn: r for r in records}
+    pairs = memory.get("turns")
+    try:
+        derived = [[by_turn[t].user, by_turn[t].reply] for t in numbers]
+    except KeyError:
+        derived = None
+    if pairs is not None and derived is not None and [list(p) for p in pairs] == derived:
+        memory["turns"] = None
+        memory["turns_from_records"] = True
+    return {**state, "memory": memory}
+
+
+def expand_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[str, Any]:
+    memory = dict(state["memory"])
+    if memory.pop("turns_from_records", False):
+        by_turn = {r.turn: r for r in records}
+        memory["turns"] = [[by_turn[t].user, by_turn[t].reply] for t in state["turn_numbers"]]
+    return {**state, "memory": memory}
+
+
+def fresh_state(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The memory state of a lane that has not answered yet, as the strategy itself makes it."""
+    params: dict[str, Any] = {}
+    for lane in settings.get("lanes") or []:
+        if isinstance(lane, Mapping) and lane.get("strategy") == name:
+            params = dict(lane.get("params") or {})
+    counter = TokenCounter.for_model(None)
+    try:
+        memory = create(name, "", counter=counter, params=params).snapshot()
+    except (ValueError, TypeError):  # parameters this version no longer accepts
+        memory = create(name, "", counter=counter).snapshot()
+    return {"strategy": name, "params": params, "memory": memory, "turn_numbers": []}
+
+
+_LANE_FIELDS = fields(LaneTurn)
+
+
+def plain(record: LaneTurn) -> dict[str, Any]:
+    """A LaneTurn's fields as a dict, sharing its (never mutated) values: `as_dict` deep-copies
+    every body, which is slow for a long session."""
+    data = {f.name: getattr(record, f.name) for f in _LANE_FIELDS}
+    data["account"] = record.account.as_dict()
+    data["maintenance"] = [m.as_dict() for m in record.maintenance]
+    return data
+
+
+def record_data(record: LaneTurn) -> tuple[dict[str, Any], Any]:
+    """A LaneTurn as (its fields without the body, the body): no deep copy, JSON does that."""
+    data = plain(record)
+    return data, data.pop("body")
