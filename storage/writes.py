@@ -1,0 +1,277 @@
+"""The writes of the session store: a live session's turns as they happen (the Tracker's
+side), and a whole session at once (imports, replays, copies). A mixin of `Store`, which
+supplies `_write()` (one write transaction)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from lanes.lane import LaneTurn
+from lanes.session import Session
+from providers.redaction import redact
+from storage.errors import StoreError
+from storage.records import (
+    NAME_LIMIT,
+    compact_state,
+    default_name,
+    dumps,
+    is_interrupted,
+    prompt_tokens,
+    record_data,
+    session_settings,
+    storable,
+    total_tokens,
+)
+from storage.saved import SavedSession, now
+from storage.schema import TS, lane_states_t, lane_turns_t, sessions_t, turns_t, upsert
+
+_S = sessions_t.c
+
+
+def _account_statement() -> Any:
+    """The first statement of a lane-turn write: add this row's figures to the session's
+    totals, minus those of the row it replaces (a retry), if the writer still owns it; the
+    turn count grows to this turn if its user-turn write was lost."""
+    lt, s = lane_turns_t.c, sessions_t.c
+    same = sa.and_(
+        lt.session_id == sa.bindparam("b_sid"),
+        lt.turn == sa.bindparam("b_turn"),
+        lt.lane == sa.bindparam("b_lane"),
+    )
+    old_prompt = sa.select(lt.prompt_tokens).where(same).scalar_subquery()
+    old_total = sa.select(lt.total_tokens).where(same).scalar_subquery()
+    exists = sa.exists(sa.select(lt.turn).where(same))
+    turn = sa.bindparam("b_turn", type_=sa.Integer)
+    return (
+        sa.update(sessions_t)
+        .where(s.id == sa.bindparam("b_sid"), s.writer == sa.bindparam("b_writer"))
+        .values(
+            updated_at=sa.bindparam("b_now", type_=TS),
+            prompt_tokens=s.prompt_tokens
+            + sa.bindparam("b_prompt", type_=sa.BigInteger)
+            - sa.func.coalesce(old_prompt, 0),
+            total_tokens=s.total_tokens
+            + sa.bindparam("b_total", type_=sa.BigInteger)
+            - sa.func.coalesce(old_total, 0),
+            lane_turn_count=s.lane_turn_count + sa.case((exists, 0), else_=1),
+            turn_count=sa.case((s.turn_count < turn, turn), else_=s.turn_count),
+        )
+    )
+
+
+_ACCOUNT = _account_statement()
+
+
+def clean(text: str, secrets: Iterable[str]) -> str:
+    return storable(redact(text, secrets))
+
+
+class Writes:
+    """Store's write methods (see the module docstring)."""
+
+    def _write(self) -> AbstractContextManager[Connection]:  # supplied by Store
+        raise NotImplementedError
+
+    def track(
+        self, session: Session, *, app: Mapping[str, Any] | None = None, source: str = "main"
+    ) -> Any:
+        """Save `session` as it runs: each user turn when it begins, each lane turn when it
+        is recorded. Returns the tracker (its `error` says if saving failed)."""
+        from storage.tracker import Tracker
+
+        for listener in session.listeners:
+            if isinstance(listener, Tracker) and listener.store is self:
+                return listener
+        tracker = Tracker(self, session, app=app, source=source)
+        session.turn_listeners.append(tracker.on_turn)
+        session.listeners.append(tracker)
+        return tracker
+
+    def begin_turn(
+        self,
+        session: Session,
+        turn: int,
+        text: str,
+        *,
+        writer: str,
+        claimed: bool,
+        secrets: Iterable[str],
+        app: Mapping[str, Any] | None = None,
+        source: str = "main",
+    ) -> str | None:
+        """Save a user turn as it begins; the writer becomes (or stays) the session's writer.
+        Returns None, or the old id when the session had been changed elsewhere (continued in
+        another window, or deleted) and this conversation was saved as a copy instead."""
+        at = now()
+        with self._write() as conn:
+            if not claimed:
+                row = self._session_row(session, writer, app, source, secrets, at, 0)
+                upsert(conn, sessions_t, row, False)
+            if self._claim(conn, session.id, writer, claimed, turn - 1, turn, at):
+                self._user_row(conn, session.id, turn, text, secrets, at)
+                return None
+        old = session.id
+        session.id = uuid.uuid4().hex[:12]
+        session.name = f"{session.name or default_name(session.user_turns)} (copy)"
+        saved = SavedSession.from_session(session, app=app, source=source)
+        with self._write() as conn:
+            self._insert_all(conn, saved, writer=writer, secrets=secrets)
+        return old
+
+    def save_user_turn(
+        self, session: Session, turn: int, text: str, *, writer: str, secrets: Iterable[str]
+    ) -> None:
+        """Write a user-turn row whose first write failed (kept as is if it is there)."""
+        with self._write() as conn:
+            self._user_row(conn, session.id, turn, text, secrets, now())
+            conn.execute(
+                sa.update(sessions_t)
+                .where(_S.id == session.id, _S.writer == writer, _S.turn_count < turn)
+                .values(turn_count=turn)
+            )
+
+    def save_lane_turn(
+        self,
+        session: Session,
+        record: LaneTurn,
+        *,
+        writer: str,
+        claimed: bool,
+        secrets: Iterable[str],
+        app: Mapping[str, Any] | None = None,
+        source: str = "main",
+    ) -> None:
+        """Save one lane turn, that lane's memory, and the user turn if its row is missing."""
+        lane = session.lanes[record.lane]
+        state_json = dumps(compact_state(lane.memory_state(), lane.turns), secrets)
+        data, body = record_data(record)
+        at = now()
+        values = {
+            "session_id": session.id, "turn": record.turn, "lane": record.lane,
+            "status": record.status, "prompt_tokens": prompt_tokens(record),
+            "total_tokens": total_tokens(record), "created_at": at,
+            "record": dumps(data, secrets), "body": None if body is None else dumps(body, secrets),
+        }  # fmt: skip
+        lost = StoreError(
+            f"session {session.id} was deleted or continued in another window; "
+            f"turn {record.turn} of {record.lane} is not saved"
+        )
+        with self._write() as conn:
+            if not claimed:  # a retry after continuing, or the first turn's row was lost
+                row = self._session_row(session, writer, app, source, secrets, at, session.turn)
+                upsert(conn, sessions_t, row, False)
+                if not self._claim(conn, session.id, writer, False, session.turn, None, at):
+                    raise lost
+            params = {
+                "b_sid": session.id, "b_turn": record.turn, "b_lane": record.lane,
+                "b_writer": writer, "b_now": at, "b_prompt": values["prompt_tokens"],
+                "b_total": values["total_tokens"],
+            }  # fmt: skip
+            if conn.execute(_ACCOUNT, params).rowcount != 1:
+                raise lost
+            self._user_row(conn, session.id, record.turn, record.user, secrets, at)
+            upsert(conn, lane_turns_t, values, True)
+            state = {"session_id": session.id, "lane": record.lane, "turn": record.turn}
+            upsert(conn, lane_states_t, {**state, "state": state_json}, True)
+
+    def _user_row(
+        self, conn: Connection, sid: str, turn: int, text: str, secrets: Iterable[str], at: Any
+    ) -> None:
+        row = {"session_id": sid, "turn": turn, "user_text": clean(text, secrets)}
+        upsert(conn, turns_t, {**row, "created_at": at}, False)
+
+    def _claim(
+        self,
+        conn: Connection,
+        sid: str,
+        writer: str,
+        claimed: bool,
+        before: int,
+        after: int | None,
+        at: datetime,
+    ) -> bool:
+        """Stay the session's writer, or become it if the saved session still has `before`
+        turns (nobody added any since this writer's session was loaded); set the turn count
+        to `after`. False when another writer got there first (or the session is gone)."""
+        mine = _S.writer == writer
+        cond = mine if claimed else sa.or_(mine, _S.turn_count == before)
+        values: dict[str, Any] = {"writer": writer, "updated_at": at}
+        if after is not None:
+            values["turn_count"] = after
+        result = conn.execute(sa.update(sessions_t).where(_S.id == sid, cond).values(**values))
+        return result.rowcount == 1
+
+    def _session_row(
+        self,
+        session: Session,
+        writer: str,
+        app: Mapping[str, Any] | None,
+        source: str,
+        secrets: Iterable[str],
+        at: datetime,
+        turns: int,
+    ) -> dict[str, Any]:
+        name = session.name or default_name(session.user_turns)
+        return {
+            "id": session.id, "name": clean(name, secrets)[:NAME_LIMIT], "source": source,
+            "created_at": at, "updated_at": at,
+            "settings": dumps(session_settings(session, app=app), secrets),
+            "strategies": json.dumps(list(session.lanes)), "lane_count": len(session.lanes),
+            "turn_count": turns, "lane_turn_count": 0, "prompt_tokens": 0, "total_tokens": 0,
+            "survival": None, "writer": writer,
+        }  # fmt: skip
+
+    def _insert_all(
+        self, conn: Connection, saved: SavedSession, *, writer: str | None, secrets: Iterable[str]
+    ) -> None:
+        at = now()
+        secrets = set(secrets)
+        kept = {n: [r for r in rs if not is_interrupted(r)] for n, rs in saved.records.items()}
+        flat = [r for rs in kept.values() for r in rs]
+        name = saved.name or default_name(saved.user_turns)
+        conn.execute(
+            sa.insert(sessions_t).values(
+                id=saved.id, name=clean(name, secrets)[:NAME_LIMIT], source=saved.info.source,
+                created_at=saved.info.created, updated_at=at,
+                settings=dumps(saved.settings, secrets),
+                strategies=json.dumps(list(saved.strategies)), lane_count=len(saved.strategies),
+                turn_count=len(saved.user_turns), lane_turn_count=len(flat),
+                prompt_tokens=sum(prompt_tokens(r) for r in flat),
+                total_tokens=sum(total_tokens(r) for r in flat),
+                survival=dumps(saved.survival, secrets) if saved.survival else None,
+                writer=writer,
+            )
+        )  # fmt: skip
+        if saved.user_turns:
+            rows = [
+                {"session_id": saved.id, "turn": i, "user_text": clean(u, secrets),
+                 "created_at": at}
+                for i, u in enumerate(saved.user_turns, start=1)
+            ]  # fmt: skip
+            conn.execute(sa.insert(turns_t), rows)
+        rows = []
+        for r in flat:
+            data, body = record_data(r)
+            rows.append(
+                {"session_id": saved.id, "turn": r.turn, "lane": r.lane, "status": r.status,
+                 "prompt_tokens": prompt_tokens(r), "total_tokens": total_tokens(r),
+                 "created_at": at, "record": dumps(data, secrets),
+                 "body": None if body is None else dumps(body, secrets)}
+            )  # fmt: skip
+        if rows:
+            conn.execute(sa.insert(lane_turns_t), rows)
+        states = [
+            {"session_id": saved.id, "lane": name,
+             "turn": max((r.turn for r in kept.get(name, [])), default=0),
+             "state": dumps(compact_state(saved.memory[name], kept.get(name, [])), secrets)}
+            for name in saved.strategies
+        ]  # fmt: skip
+        conn.execute(sa.insert(lane_states_t), states)
