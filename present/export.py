@@ -19,6 +19,7 @@ import csv
 import html
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -242,8 +243,21 @@ def to_csv(saved: SavedSession, price: Price | None = None) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in turn_rows(clean, price if price is not None else price_of(clean)):
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow({k: _cell(v) for k, v in row.items()})
     return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a string starting like a formula (an imported
+    id such as `=HYPERLINK(...)`) gets a leading apostrophe; numbers are left as they are."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in _FORMULA_STARTS:
+        return "'" + value
+    return value
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def to_markdown(saved: SavedSession, price: Price | None = None) -> str:
@@ -341,7 +355,15 @@ def _money(value: float | None) -> str:
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Untrusted text as Markdown that renders as that text: no raw HTML (`<img onerror>`,
+    `</script>`), no links or images (`[`, `]` escaped), no `javascript:` scheme."""
+    text = html.escape(str(text), quote=False)
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _SCHEMES.sub(r"\1\\:", text).replace("\n", " ")
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+_SCHEMES = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
 
 
 def _short(text: str, n: int) -> str:

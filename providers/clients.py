@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import ipaddress
 import threading
 from typing import Any
+from urllib.parse import urlsplit
 
 from providers import embedded
 from providers.settings import ProviderSettings
@@ -25,6 +27,22 @@ def endpoint_url(settings: ProviderSettings) -> str | None:
     if settings.kind == "embedded":
         return settings.base_url or embedded.openai_base_url()
     return settings.base_url
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether `url` points at this machine (127.0.0.0/8, ::1, localhost)."""
+    if not url:
+        return False
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _fingerprint(key: str) -> str:
@@ -43,14 +61,21 @@ def get_client(settings: ProviderSettings, base_url: str | None, key: str) -> An
         client = _clients.get(cache_key)
         if client is None:
             # Imported here: each SDK costs 40 MB of RSS, and most sessions use only one.
+            # Loopback traffic (the embedded model, local servers) never goes through a
+            # proxy from HTTP_PROXY/ALL_PROXY: the conversation must not leave the machine.
+            extra: dict[str, Any] = {}
             if family == "anthropic":
                 import anthropic
 
-                client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+                if is_loopback(base_url):
+                    extra["http_client"] = anthropic.DefaultHttpxClient(trust_env=False)
+                client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, **extra)
             else:
                 import openai
 
-                client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+                if is_loopback(base_url):
+                    extra["http_client"] = openai.DefaultHttpxClient(trust_env=False)
+                client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, **extra)
             _clients[cache_key] = client
         return client
 

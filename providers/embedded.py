@@ -145,7 +145,8 @@ def info() -> EmbeddedInfo | None:
 def _server_context(base_url: str, fallback: int) -> int:
     """The per-slot context the server actually uses (GET /props), for an honest gauge."""
     try:
-        with urllib.request.urlopen(base_url + "/props", timeout=5) as resp:
+        no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback
+        with no_proxy.open(base_url + "/props", timeout=5) as resp:
             props = json.loads(resp.read())
         return int(props["default_generation_settings"]["n_ctx"])
     except Exception as exc:  # the figure is a check, not a requirement

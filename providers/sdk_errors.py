@@ -27,6 +27,7 @@ from providers.errors import (
     Unavailable,
     short_detail,
 )
+from providers.redaction import safe_url
 from providers.settings import ProviderSettings
 
 Phase = Literal["request", "stream"]
@@ -291,6 +292,7 @@ def map_error(
     """The ProviderError for an exception raised while calling (or streaming from) a model."""
     if isinstance(exc, ProviderError):
         return exc
+    url = safe_url(url)  # a URL with user:password@ or ?key= is never shown
     where = url or "the provider's default URL"
     label = _label(settings)
     kind = settings.kind

@@ -8,6 +8,7 @@ from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from providers.errors import AuthError
+from providers.redaction import safe_url
 
 Kind = Literal["embedded", "openai", "openai_compatible", "anthropic"]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -30,6 +31,17 @@ def mask_key(key: str | None) -> str:
         return "****"
     prefix = key[:3] if key[:3] in ("sk-", "gsk") else ""
     return f"{prefix}…{key[-4:]}"
+
+
+def key_problem(key: str | None) -> str | None:
+    """What makes `key` unusable in an HTTP header (a space, a line break, a character that
+    is not ASCII), or None; the key itself is never part of the answer."""
+    for i, ch in enumerate(key or "", start=1):
+        if ch.isspace():
+            return f"contains a space or line break at character {i}"
+        if not (ch.isascii() and ch.isprintable()):
+            return f"contains a character that is not plain ASCII at character {i}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -68,9 +80,18 @@ class ProviderSettings:
             raise ValueError("max_retries and retry_backoff cannot be negative")
         if self.kind == "openai_compatible" and not self.base_url:
             raise ValueError("an OpenAI-compatible endpoint needs a base_url")
+        if self.api_key is not None:  # pasted keys often carry a space or a line break
+            object.__setattr__(self, "api_key", self.api_key.strip() or None)
+            problem = key_problem(self.api_key)
+            if problem:
+                raise ValueError(f"the API key {problem}: paste only the key")
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        shown = ", ".join(
+            f"{f.name}={safe_url(self.base_url) if f.name == 'base_url' else getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.repr
+        )
         key = "api_key='****', " if self.api_key else ""
         return f"ProviderSettings({key}{shown})"
 
@@ -106,6 +127,13 @@ class ProviderSettings:
         if env is None:
             return NO_KEY
         found = os.environ.get(env, "").strip()
+        problem = key_problem(found)
+        if problem:
+            raise AuthError(
+                f"the key in {env} {problem}: set it to the key alone",
+                env_var=env,
+                provider=self.kind,
+            )
         if found:
             return found
         raise AuthError(
@@ -122,5 +150,6 @@ class ProviderSettings:
     def public_dict(self) -> dict[str, Any]:
         """Plain data for saving or exporting: every field but the key."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+        out["base_url"] = safe_url(self.base_url)  # no user:password@ or ?key= in saved data
         out["key_set"] = bool(self.api_key)
         return out

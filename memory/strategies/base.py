@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -32,7 +33,17 @@ def check_user_text(text: object) -> str:
         raise InvalidMessage(f"a message must be text, got {type(text).__name__}")
     if not text.strip():
         raise InvalidMessage("the message is empty: type something before sending")
+    bad = _UNSENDABLE.search(text)
+    if bad:  # no database (and no UTF-8 wire format) can hold these: say so before sending
+        what = "a NUL character" if bad.group() == "\x00" else "a broken character (lone surrogate)"
+        raise InvalidMessage(
+            f"the message contains {what} at position {bad.start() + 1}: remove it (often a "
+            "damaged copy and paste) and send again"
+        )
     return text
+
+
+_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class History:
