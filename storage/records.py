@@ -31,9 +31,18 @@ def storable(text: str) -> str:
 
 
 def dumps(data: Any, secrets: Iterable[str] = ()) -> str:
-    """Compact JSON for a database column: known secrets redacted, nothing else rewritten."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_default)
-    return storable(redact(text, secrets))
+    """Compact JSON for a database column: known secrets redacted, nothing else rewritten.
+    A lone surrogate (which no UTF-8 column takes) is written as its JSON escape, and NUL is
+    escaped by `json` itself, so both read back exactly as they were."""
+    text = redact(
+        json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_default), secrets
+    )
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _default(value: Any) -> Any:
