@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -83,6 +84,25 @@ def _split_strategies(value: str) -> list[str]:
     return [value]
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output path that cannot be written before a long run, not after it."""
+    for flag in ("csv", "json"):
+        path = getattr(args, flag, None)
+        if not path:
+            continue
+        target = Path(path)
+        folder = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
+        if (
+            target.is_dir()
+            or folder is None
+            or not folder.is_dir()
+            or not os.access(folder, os.W_OK)
+        ):
+            raise UsageError(f"--{flag} {path}: cannot write there (not a writable folder)")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise UsageError(f"--{flag} {path}: the file is not writable")
+
+
 def _write(path: str | None, text: str) -> None:
     if not path:
         return
@@ -120,7 +140,17 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
                 raise UsageError(f"cannot read --facts {args.facts}: {exc.strerror}") from None
             except json.JSONDecodeError as exc:
                 raise UsageError(f"--facts {args.facts} is not valid JSON: {exc.msg}") from None
-            facts = load_facts(data)
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"--facts {args.facts} is not UTF-8 (byte {exc.start})") from None
+            except RecursionError:
+                raise UsageError(f"--facts {args.facts} nests too deeply to read") from None
+            try:
+                facts = load_facts(data)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(
+                    f"--facts {args.facts}: a fact has a value of the wrong type ({exc}); "
+                    "plant_turn is a whole number, answers a list of strings"
+                ) from None
         if args.plant_turn is not None:
             if args.plant_turn < 1:
                 raise UsageError("--plant-turn counts from 1")
@@ -223,6 +253,7 @@ def _progress_printer(stream: Any) -> Callable[[Progress], None]:
 
 
 def cmd_survival(args: argparse.Namespace) -> int:
+    _check_outputs(args)
     config = _survival_config(args)
     with_model = not args.payload_only
     est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
@@ -340,6 +371,7 @@ def _prices(values: Sequence[str] | None) -> list[Price]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    _check_outputs(args)
     try:
         if args.user_turns in TURN_SOURCES:
             turns = user_turns_from(args.user_turns)

@@ -149,6 +149,8 @@ def parse_json(text: str) -> Transcript:
         raise TranscriptError(
             f"not valid JSON (column {exc.colno}): {exc.msg}", line=exc.lineno
         ) from None
+    except RecursionError:
+        raise TranscriptError("the JSON nests too deeply to read", line=1) from None
     if isinstance(data, list):
         return parse_messages(data, fmt="openai")
     if not isinstance(data, Mapping):

@@ -376,6 +376,9 @@ def _from_csv(text: str) -> list[FillerTurn]:
     return turns
 
 
+MAX_TRANSCRIPT_CHARS = 20_000_000
+
+
 def parse_transcript(text: str, *, name: str = "") -> list[FillerTurn]:
     """Filler from a transcript. First the app's import formats (engines/transcripts.py: OpenAI
     or Anthropic messages JSON, 'User:'/'Assistant:' text, a Memory Lab session export), then
@@ -385,6 +388,8 @@ def parse_transcript(text: str, *, name: str = "") -> list[FillerTurn]:
     stripped = text.strip()
     if not stripped:
         raise TranscriptError("the transcript is empty")
+    if len(text) > MAX_TRANSCRIPT_CHARS:  # the same limit as the main page's importer
+        raise TranscriptError(f"the file is larger than {MAX_TRANSCRIPT_CHARS:,} characters")
     if kind != ".csv":
         from engines import transcripts  # the main page's importer (imported here: it is heavier)
 
@@ -401,6 +406,8 @@ def parse_transcript(text: str, *, name: str = "") -> list[FillerTurn]:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise TranscriptError(f"the transcript is not valid JSON: {exc.msg}") from exc
+        except RecursionError:
+            raise TranscriptError("the transcript's JSON nests too deeply to read") from None
         turns = _from_json(data)
     elif kind == ".csv":
         turns = _from_csv(text)
@@ -419,4 +426,8 @@ def load_transcript(path: str | Path) -> list[FillerTurn]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise TranscriptError(f"cannot read {p}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(
+            f"{p} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+        ) from None
     return parse_transcript(text, name=p.name)

@@ -156,6 +156,7 @@ def run_fault(fault: Fault, server_url: str, db_url: str) -> Outcome:
     actionable = bool(shown) and any(w in shown.lower() for w in fault.expect)
     if fault.recovers_alone:
         actionable = record.status == OK  # nothing for the user to do
+        shown = "answered after the SDK-level retry (nothing to show)" if actionable else shown
     others_ok = sum(r.status == OK for n, r in first.items() if n != fault.lane)
 
     # the fault goes away; the user retries the lane (upkeep faults: the next turn)
