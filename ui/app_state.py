@@ -153,12 +153,13 @@ def provider_form(config: AppConfig) -> ProviderChoice:
     if preset.url_editable:
         base_url = st.text_input("Base URL", base_url or preset.base_url or "") or None
     key = choice.api_key if choice.preset == preset_name else None
-    if preset.key_env:
+    if preset.key_env or preset.kind == "openai_compatible":  # every OpenAI-style endpoint
         env = preset.key_env
-        found = bool(os.environ.get(env) or _secret(env))
+        found = bool(env and (os.environ.get(env) or _secret(env)))
+        label = "optional, if the server needs one" if not env else None
         key = (
             st.text_input(
-                f"API key ({'found in ' + env if found else 'or set ' + env})",
+                f"API key ({label or ('found in ' + env if found else 'or set ' + env)})",
                 value=key or "",
                 type="password",
                 help="Kept in this browser session's memory only: never shown, logged or saved.",
