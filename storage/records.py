@@ -178,11 +178,16 @@ def fresh_state(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(lane, Mapping) and lane.get("strategy") == name:
             params = dict(lane.get("params") or {})
     counter = TokenCounter.for_model(None)
+    kw: dict[str, Any] = {"counter": counter, "summarize": _no_model, "extract": _no_model}
     try:
-        memory = create(name, "", counter=counter, params=params).snapshot()
+        memory = create(name, "", params=params, **kw).snapshot()
     except (ValueError, TypeError):  # parameters this version no longer accepts
-        memory = create(name, "", counter=counter).snapshot()
+        memory = create(name, "", **kw).snapshot()
     return {"strategy": name, "params": params, "memory": memory, "turn_numbers": []}
+
+
+def _no_model(request: Any) -> Any:
+    raise RuntimeError("a fresh memory state never calls a model")
 
 
 _LANE_FIELDS = fields(LaneTurn)
