@@ -72,13 +72,13 @@ def public_settings(settings: Any) -> dict[str, Any] | None:
 
 
 def prompt_tokens(record: LaneTurn) -> int:
-    """Prompt tokens of a lane turn: billed where known, else counted (as the charts do)."""
-    return record.billed_input if record.billed_input is not None else record.counted
+    """Prompt tokens of a lane turn (`LaneTurn.prompt_tokens`, the one definition)."""
+    return record.prompt_tokens
 
 
 def total_tokens(record: LaneTurn) -> int:
-    """Everything a lane turn sent and received: prompt, reply and upkeep calls."""
-    return prompt_tokens(record) + (record.billed_output or 0) + record.maintenance_tokens
+    """Everything a lane turn sent and received (`LaneTurn.total_tokens`)."""
+    return record.total_tokens
 
 
 def interrupted_record(lane: str, turn: int, user: str) -> LaneTurn:
