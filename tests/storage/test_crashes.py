@@ -1,12 +1,10 @@
 """Crashes and contention (issue 10): SIGKILL at random moments over 50 turns loses no
 completed lane turn (SQLite and PostgreSQL), two processes share one SQLite file, and a write
-lock held longer than the busy timeout strands nothing."""
+lock held longer than the busy timeout strands nothing. (PostgreSQL: test_data_safety_postgres.py.)"""
 
 from __future__ import annotations
 
 import sqlite3
-
-import pytest
 
 from storage.store import Store
 from tests.storage.kill_support import LANES, kill_run, two_writers
@@ -22,18 +20,6 @@ def test_sigkill_at_random_points_over_50_turns_loses_nothing_on_sqlite(tmp_path
     assert report.completed >= report.attempted - report.kills * len(LANES)
     path = tmp_path / "killed.sqlite3"
     assert sqlite3.connect(path).execute("pragma integrity_check").fetchone() == ("ok",)
-
-
-@pytest.mark.postgres
-def test_sigkill_at_random_points_over_50_turns_loses_nothing_on_postgresql():
-    from tests.storage.test_store_postgres import postgres_server
-
-    with postgres_server() as url:
-        report = kill_run(url, turns=50, seed=11)
-    assert report.kills >= 1 and report.turns == 50
-    # only the lanes of the turn in flight at each kill may be missing, never a saved one
-    assert report.lost == 0
-    assert report.completed >= report.attempted - report.kills * len(LANES)
 
 
 def test_two_processes_writing_one_sqlite_file(tmp_path):
