@@ -184,7 +184,11 @@ def go_main(session_id: str, *, present: bool) -> None:
 
 # ---- the list ------------------------------------------------------------------------------
 with saved_tab:
-    infos = store.list()
+    try:
+        infos = store.list()
+    except StoreError as exc:  # a damaged database file: say so, and what to do
+        st.error(str(exc))
+        st.stop()
     if not infos:
         st.info(
             "No saved sessions yet. Send a message on the main page (every turn is saved as it "

@@ -234,17 +234,23 @@ def test_an_unwritable_sqlite_path_is_a_store_error(tmp_path):
         Store(f"sqlite:///{blocker / 'sub' / 'store.sqlite3'}")
 
 
-def test_a_partly_damaged_database_file_is_a_store_error_on_list(tmp_path):
-    path = tmp_path / "store.sqlite3"
+def damage(path: Path) -> None:
+    """A store whose session rows fill pages at the file's end, then the second half of the
+    file overwritten: it opens, but the list cannot be read."""
     store = Store(f"sqlite:///{path}")
-    for n in range(40):  # enough sessions for their rows to fill pages at the file's end
+    for n in range(40):
         session = make_session(lanes=("full",))
         session.name = f"session {n} " + "x" * 150
         store.save(session)
     store.close()
     data = bytearray(path.read_bytes())
     half = len(data) // 2
-    data[half:] = b"\xa5" * (len(data) - half)  # the second half of the file damaged
+    data[half:] = b"\xa5" * (len(data) - half)
     path.write_bytes(bytes(data))
+
+
+def test_a_partly_damaged_database_file_is_a_store_error_on_list(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    damage(path)
     with pytest.raises(StoreError, match="cannot be read|cannot open"):
         Store(f"sqlite:///{path}").list()
