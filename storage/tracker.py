@@ -70,6 +70,7 @@ class Tracker:
             self.store.save_lane_turn(
                 session, record, writer=self.token, claimed=self.claimed,
                 secrets=self.secrets, app=self.app, source=self.source,
+                create=not self.claimed and record.turn in self.unsaved_turns,
             )  # fmt: skip
             self.unsaved_turns.pop(record.turn, None)  # its row is written with the lane's
 

@@ -148,8 +148,11 @@ class Writes:
         secrets: Iterable[str],
         app: Mapping[str, Any] | None = None,
         source: str = "main",
+        create: bool = False,
     ) -> None:
-        """Save one lane turn, that lane's memory, and the user turn if its row is missing."""
+        """Save one lane turn, that lane's memory, and the user turn if its row is missing.
+        `create`: the session's own row may be missing too (its first write failed); else a
+        missing session was deleted elsewhere, and nothing is written."""
         lane = session.lanes[record.lane]
         state_json = dumps(compact_state(lane.memory_state(), lane.turns), secrets)
         data, body = record_data(record)
@@ -166,8 +169,9 @@ class Writes:
         )
         with self._write() as conn:
             if not claimed:  # a retry after continuing, or the first turn's row was lost
-                row = self._session_row(session, writer, app, source, secrets, at, session.turn)
-                upsert(conn, sessions_t, row, False)
+                if create:
+                    row = self._session_row(session, writer, app, source, secrets, at, session.turn)
+                    upsert(conn, sessions_t, row, False)
                 if not self._claim(conn, session.id, writer, False, session.turn, None, at):
                     raise lost
             params = {

@@ -73,3 +73,36 @@ def test_a_lost_lane_write_stays_visible_until_the_next_write_repairs_it(tmp_pat
     session.run_lane("window", turn)  # the next write saves the lost one first
     assert tracker.error is None and tracker.pending == 0
     assert Store(f"sqlite:///{path}").load(session.id).records == session.records()
+
+
+def test_a_lost_first_turn_write_is_repaired_with_the_session_row(tmp_path):
+    path = tmp_path / "locked.sqlite3"
+    store = Store(f"sqlite:///{path}", busy_timeout=0.1)
+    session = make_session(lanes=("full", "entity"))
+    tracker = store.track(session)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    turn = session.begin_turn("the very first message")  # nothing of the session is saved
+    assert tracker.error and store.list() == []
+    other.execute("ROLLBACK")
+    for name in session.lanes:
+        session.run_lane(name, turn)
+    assert tracker.error is None
+    session.run_turn("second")
+    saved = Store(f"sqlite:///{path}").load(session.id)
+    assert saved.user_turns == ("the very first message", "second")
+    assert saved.records == session.records()
+
+
+def test_a_session_deleted_elsewhere_is_not_brought_back_by_a_retry(tmp_path):
+    url = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    store = Store(url)
+    session = make_session(lanes=("full",))
+    store.track(session)
+    session.run_turn("hello")
+    again = store.continue_session(session.id, provider=session.provider)
+    tracker = store.track(again)
+    store.delete(session.id)
+    tracker(again, again.lanes["full"].turns[-1])  # a late write for the deleted session
+    assert tracker.error and "deleted" in tracker.error
+    assert store.list() == []
