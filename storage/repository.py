@@ -52,6 +52,7 @@ from storage.schema import (
     sessions_t,
     turns_t,
 )
+from storage.tracker import Tracker
 from storage.writes import Writes, clean
 
 ENV_URL = "MEMORY_LAB_DB_URL"
@@ -167,6 +168,19 @@ class Store(Writes):
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def track(
+        self, session: Session, *, app: Mapping[str, Any] | None = None, source: str = "main"
+    ) -> Tracker:
+        """Save `session` as it runs: each user turn when it begins, each lane turn when it
+        is recorded. Returns the tracker (its `error` says if saving failed)."""
+        for listener in session.listeners:
+            if isinstance(listener, Tracker) and listener.store is self:
+                return listener
+        tracker = Tracker(self, session, app=dict(app) if app else None, source=source)
+        session.turn_listeners.append(tracker.on_turn)
+        session.listeners.append(tracker)
+        return tracker
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:

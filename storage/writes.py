@@ -80,21 +80,6 @@ class Writes:
     def _write(self) -> AbstractContextManager[Connection]:  # supplied by Store
         raise NotImplementedError
 
-    def track(
-        self, session: Session, *, app: Mapping[str, Any] | None = None, source: str = "main"
-    ) -> Any:
-        """Save `session` as it runs: each user turn when it begins, each lane turn when it
-        is recorded. Returns the tracker (its `error` says if saving failed)."""
-        from storage.tracker import Tracker
-
-        for listener in session.listeners:
-            if isinstance(listener, Tracker) and listener.store is self:
-                return listener
-        tracker = Tracker(self, session, app=app, source=source)
-        session.turn_listeners.append(tracker.on_turn)
-        session.listeners.append(tracker)
-        return tracker
-
     def begin_turn(
         self,
         session: Session,

@@ -14,6 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory.errors import InvalidMessage
 from present import export
@@ -254,3 +256,39 @@ def test_a_partly_damaged_database_file_is_a_store_error_on_list(tmp_path):
     damage(path)
     with pytest.raises(StoreError, match="cannot be read|cannot open"):
         Store(f"sqlite:///{path}").list()
+
+
+# -- every text round-trips through a database column exactly --------------------------------
+
+
+@given(st.recursive(st.text() | st.integers() | st.none(), lambda c: st.lists(c, max_size=4)))
+def test_stored_json_reads_back_exactly_whatever_the_text(value):
+    from storage.records import dumps
+
+    text = dumps({"v": value})
+    text.encode("utf-8")  # no lone surrogate left: every UTF-8 column accepts it
+    assert "\x00" not in text  # nor NUL (PostgreSQL refuses it)
+    assert json.loads(text) == {"v": value}
+
+
+_json = st.recursive(
+    st.text(alphabet='[]{}"\\ab:,') | st.integers() | st.none(),
+    lambda c: (
+        st.lists(c, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\a'), c, max_size=3)
+    ),
+)
+
+
+def _depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@given(_json)
+def test_the_nesting_count_is_the_real_depth_brackets_in_strings_ignored(value):
+    from storage.export_check import nesting
+
+    assert nesting(json.dumps(value)) == _depth(value)
