@@ -148,8 +148,12 @@ def migrate(begin: Callable[[], Any]) -> list[str]:
         if migration.__name__ in done:
             continue
         with begin() as conn:
+            name = migration.__name__
+            recorded_now = sa.select(migrations_t.c.name).where(migrations_t.c.name == name)
+            if conn.execute(recorded_now).first():  # another process ran it meanwhile
+                continue
             migration(conn)
-            conn.execute(sa.insert(migrations_t).values(name=migration.__name__, applied_at=now()))
+            conn.execute(sa.insert(migrations_t).values(name=name, applied_at=now()))
             upsert(conn, meta_t, {"key": "schema", "value": str(SCHEMA_VERSION)}, True)
         ran.append(migration.__name__)
     return ran

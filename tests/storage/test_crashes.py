@@ -106,3 +106,25 @@ def test_a_session_deleted_elsewhere_is_not_brought_back_by_a_retry(tmp_path):
     tracker(again, again.lanes["full"].turns[-1])  # a late write for the deleted session
     assert tracker.error and "deleted" in tracker.error
     assert store.list() == []
+
+
+def test_stores_opening_a_new_database_at_once_all_migrate_it(tmp_path):
+    import threading
+
+    url = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    start = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def open_store() -> None:
+        start.wait()
+        try:
+            Store(url).close()
+        except BaseException as exc:  # collected: asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
