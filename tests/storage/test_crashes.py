@@ -24,12 +24,12 @@ def test_sigkill_at_random_points_over_50_turns_loses_nothing_on_sqlite(tmp_path
 
 def test_two_processes_writing_one_sqlite_file(tmp_path):
     url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-    results = two_writers(url, turns=8)
+    results = two_writers(url, turns=5)
     assert [error for _, error in results] == ["None", "None"]
     store = Store(url)
     infos = {i.id: i for i in store.list()}
     for sid, _ in results:
-        assert (infos[sid].turns, infos[sid].lane_turns) == (8, 8 * len(LANES))
+        assert (infos[sid].turns, infos[sid].lane_turns) == (5, 5 * len(LANES))
         assert not store.load(sid).interrupted
 
 
