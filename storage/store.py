@@ -4,8 +4,10 @@
 * storage/records.py      token figures, interrupted records, settings, the stored-JSON encoder
 * storage/saved.py        the export format: `SessionInfo`, `SavedSession` (`FORMAT_VERSION`)
 * storage/export_check.py reading an export safely
-* storage/repository.py   `Store`: the database access
-* storage/tracker.py      `Tracker`: saves a live session as it runs
+* storage/repository.py   `Store`: opening, reading, editing (rows read by column name)
+* storage/writes.py       `Store`'s writes: live turns as they happen, whole sessions at once
+* storage/tracker.py      `Tracker`: saves a live session as it runs (Store's public methods)
+* storage/errors.py       `StoreError`, `SessionNotFound`
 * providers/redaction.py  what a secret looks like (one home for the whole app)
 """
 
