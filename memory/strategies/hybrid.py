@@ -36,7 +36,7 @@ class Hybrid(SummaryBuffer):
         system_prompt: str,
         *,
         recall_share: float = 0.0,
-        neighbours: float = 0.5,
+        neighbours: float = 0.25,
         **options: Any,
     ) -> None:
         super().__init__(system_prompt, **options)
