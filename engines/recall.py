@@ -206,7 +206,7 @@ def default_settings(*, sweep: bool = False) -> list[Setting]:
     settings += [Setting("summary")]
     settings += [Setting("summary_buffer", shares={"budget": p}) for p in shares]
     settings += [Setting("entity")]
-    for r in (0.0, 0.5) if sweep else (0.5,):
+    for r in (0.0, 0.25, 0.5) if sweep else (0.5,):
         settings += [Setting("hybrid", {"recall_share": r}, {"budget": p}) for p in shares]
     settings += [Setting("retrieval", {"k": 2, "top_k": 2, "recall_budget": 0, "neighbours": 0.0})]
     settings += [Setting("retrieval", {"k": 2, "top_k": 20, "recall_budget": 0, "neighbours": 0.0})]

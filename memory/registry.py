@@ -114,7 +114,7 @@ register(
     NOTE,
     Param(
         "recall_share",
-        0.0,
+        0.5,
         "share of the budget for older turns retrieved by relevance (0: none)",
         minimum=0.0,
         maximum=0.9,

@@ -35,7 +35,7 @@ class Hybrid(SummaryBuffer):
         self,
         system_prompt: str,
         *,
-        recall_share: float = 0.0,
+        recall_share: float = 0.5,
         neighbours: float = 0.25,
         **options: Any,
     ) -> None:
