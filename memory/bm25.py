@@ -22,14 +22,15 @@ are never visited.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import threading
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
-import numpy as np
 import Stemmer
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
@@ -90,16 +91,14 @@ def terms(text: str) -> list[str]:
 
 
 class _Posting:
-    """One term's documents in id order, with term frequencies and document lengths; numpy
-    copies are made when a query needs them and kept until the term gets a new document."""
+    """One term's documents in id order, with their term frequencies and lengths."""
 
-    __slots__ = ("_arrays", "ids", "lens", "tfs")
+    __slots__ = ("ids", "lens", "tfs")
 
     def __init__(self) -> None:
         self.ids: list[int] = []
         self.tfs: list[int] = []
         self.lens: list[int] = []
-        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -109,24 +108,10 @@ class _Posting:
         self.tfs.append(tf)
         self.lens.append(length)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        cached = self._arrays
-        if cached is None or len(cached[0]) != len(self.ids):
-            cached = self._arrays = (
-                np.array(self.ids, dtype=np.int64),
-                np.array(self.tfs, dtype=np.float64),
-                np.array(self.lens, dtype=np.float64),
-            )
-        return cached
-
     def copy(self) -> _Posting:
         other = _Posting()
         other.ids, other.tfs, other.lens = list(self.ids), list(self.tfs), list(self.lens)
-        other._arrays = self._arrays  # never written to, so it can be shared
         return other
-
-
-_EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 
 
 class BM25Index:
@@ -176,37 +161,29 @@ class BM25Index:
                 seen.append(term)
         return seen
 
-    def _scored(self, query: str, top: int) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, BM25 scores) of the documents 1..top sharing a scored term, ids ascending."""
+    def scores(self, query: str, *, max_id: int | None = None) -> dict[int, float]:
+        """BM25 score of every document up to `max_id` sharing a scored term (others score 0)."""
         n = self._count
+        out: dict[int, float] = {}
+        top = n if max_id is None else min(max_id, n)
         if n == 0 or top < 1:
-            return _EMPTY
+            return out
         avg = self._total_length / n or 1.0
         k1, b = self.k1, self.b
         kp1, base, per_word = k1 + 1, k1 * (1 - b), k1 * b / avg
-        id_parts, score_parts = [], []
+        get = out.get
         for term in self.query_terms(query):
             posting = self._postings[term]
-            ids, tfs, lens = posting.arrays()
-            if ids[-1] > top:  # postings are in ascending id order
-                cut = int(np.searchsorted(ids, top, side="right"))
-                ids, tfs, lens = ids[:cut], tfs[:cut], lens[:cut]
-            if not len(ids):
-                continue
             df = len(posting)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            id_parts.append(ids)
-            score_parts.append(idf * tfs * kp1 / (tfs + base + per_word * lens))
-        if not id_parts:
-            return _EMPTY
-        if len(id_parts) == 1:
-            return id_parts[0], score_parts[0]
-        return _merge(np.concatenate(id_parts), np.concatenate(score_parts))
-
-    def scores(self, query: str, *, max_id: int | None = None) -> dict[int, float]:
-        """BM25 score of every document up to `max_id` sharing a scored term (others score 0)."""
-        ids, values = self._scored(query, self._count if max_id is None else max_id)
-        return dict(zip(ids.tolist(), values.tolist(), strict=True))
+            weight = idf * kp1
+            ids, tfs, lens = posting.ids, posting.tfs, posting.lens
+            end = len(ids) if ids[-1] <= top else bisect_right(ids, top)  # ids ascend
+            for i in range(end):
+                tf = tfs[i]
+                doc_id = ids[i]
+                out[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + base + per_word * lens[i])
+        return out
 
     def best(
         self, query: str, *, max_id: int | None = None, neighbours: float = 0.0
@@ -215,19 +192,25 @@ class BM25Index:
 
         With `neighbours` w > 0 a document's score is its own plus w x its neighbours' (ids
         one below and one above, up to `max_id`), so a neighbour of a hit can rank too.
-        The work is proportional to the query terms' postings, not to the index size."""
+        The work is proportional to the query terms' postings, not to the index size:
+        candidates are heapified, not sorted, so taking the first r costs O(m + r log m)."""
         top = self._count if max_id is None else min(max_id, self._count)
-        ids, values = self._scored(query, top)
-        if neighbours > 0 and len(ids):
-            near = neighbours * values
-            ids = np.concatenate((ids, ids - 1, ids + 1))
-            values = np.concatenate((values, near, near))
-            keep = (ids >= 1) & (ids <= top)
-            ids, values = _merge(ids[keep], values[keep])
-        positive = values > 0
-        ids, values = ids[positive], values[positive]
-        order = np.lexsort((ids, -values))
-        yield from zip(ids[order].tolist(), values[order].tolist(), strict=True)
+        own = self.scores(query, max_id=top)
+        if neighbours > 0 and own:
+            smoothed = dict(own)
+            get = smoothed.get
+            for doc_id, score in own.items():
+                share = neighbours * score
+                if doc_id > 1:
+                    smoothed[doc_id - 1] = get(doc_id - 1, 0.0) + share
+                if doc_id < top:
+                    smoothed[doc_id + 1] = get(doc_id + 1, 0.0) + share
+            own = smoothed
+        heap = [(-score, doc_id) for doc_id, score in own.items() if score > 0]
+        heapq.heapify(heap)
+        while heap:
+            score, doc_id = heapq.heappop(heap)
+            yield doc_id, -score
 
     def ranked(
         self, query: str, *, max_id: int | None = None, neighbours: float = 0.0
@@ -242,9 +225,3 @@ class BM25Index:
         if top <= 0:
             return []
         return list(islice(self.best(query, max_id=max_id, neighbours=neighbours), top))
-
-
-def _merge(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sum the values of repeated ids; ids come back ascending and unique."""
-    unique, inverse = np.unique(ids, return_inverse=True)
-    return unique, np.bincount(inverse, weights=values, minlength=len(unique))

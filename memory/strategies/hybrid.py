@@ -43,17 +43,23 @@ class Hybrid(SummaryBuffer):
         self.recall_share = check_share(recall_share, "recall_share", upper=0.9)
         self.neighbours = check_share(neighbours, "neighbours", upper=1.0)
         self.index = BM25Index()
+        self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
+        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
 
     def extra_maintenance(self, turn: Turn) -> list[MaintenanceCall]:
-        self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+        self._restored_turn(turn)
         return [extract_facts(self, turn)]
 
     def _restored_turn(self, turn: Turn) -> None:
         self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+        tokens = self.history.tokens([turn.index])
+        self.turn_tokens.append(tokens)
+        self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens
 
     def _fork_extra(self, other: Strategy) -> None:
         assert isinstance(other, Hybrid)
         other.index = self.index.copy()
+        other.turn_tokens = list(self.turn_tokens)
 
     def _build(self, user_text: str) -> Request:
         request = super()._build(user_text)
@@ -66,7 +72,13 @@ class Hybrid(SummaryBuffer):
         if room <= 0 or older <= 0:
             return request
         ranked = self.index.best(user_text, max_id=older, neighbours=self.neighbours)
-        hits = pack(ranked, lambda i: self.history.tokens([i]), budget=room, limit=older)
+        hits = pack(
+            ranked,
+            self.turn_tokens.__getitem__,
+            budget=room,
+            limit=older,
+            smallest=self.smallest_turn,
+        )
         if not hits:
             return request
         retrieved = sorted(d for d, _ in hits)

@@ -86,16 +86,16 @@ class Retrieval(Strategy):
         self.neighbours = check_share(neighbours, "neighbours", upper=1.0)
         self.index = BM25Index()
         self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
+        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
 
     def retrieve(self, user_text: str, older: int) -> list[tuple[int, float]]:
         """The retrieved turns among 1..older with their scores, in conversation order."""
         if older <= 0 or self.top_k == 0:
             return []
         ranked = self.index.best(user_text, max_id=older, neighbours=self.neighbours)
-        prefix = self.history.tokens
         taken = pack(
             ranked,
-            lambda i: prefix([i]),
+            self.turn_tokens.__getitem__,
             budget=self.recall_budget,
             limit=self.top_k,
             smallest=self.smallest_turn,
@@ -128,6 +128,7 @@ class Retrieval(Strategy):
     def _fork_extra(self, other: Strategy) -> None:
         assert isinstance(other, Retrieval)
         other.index = self.index.copy()
+        other.turn_tokens = list(self.turn_tokens)
 
     def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
         self._restored_turn(turn)
@@ -136,4 +137,5 @@ class Retrieval(Strategy):
     def _restored_turn(self, turn: Turn) -> None:
         self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
         tokens = self.history.tokens([turn.index])
+        self.turn_tokens.append(tokens)
         self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens
