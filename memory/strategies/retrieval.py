@@ -110,7 +110,7 @@ class Retrieval(Strategy):
         recent = list(range(first_recent, n + 1))
         notes = [f"turn {d}: retrieved, score {s:.2f}" for d, s in hits]
         if self.recall_budget and hits:
-            used = self.history.tokens(retrieved)
+            used = sum(map(self.turn_tokens.__getitem__, retrieved))
             notes.append(f"retrieved block: {used} of {self.recall_budget} tokens")
         return self.request(user_text, retrieved + recent, retrieved=retrieved, notes=notes)
 
