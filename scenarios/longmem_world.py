@@ -15,6 +15,9 @@ travel, money and books, with facts planted at known turns and questions about t
 
 Filler turns reuse the questions' words on purpose (other people adopting pets, other
 offices, rent in general), so a keyword match is not enough to find the evidence.
+
+Over 400 lines on purpose: most of the module is its text bank (people, templates, look-alike
+lines); the generator itself is `_plan` and `generate`.
 """
 
 from __future__ import annotations
@@ -96,36 +99,61 @@ UPDATES = (
         "Sold the old one! I'm driving {v} now.",
     ),
 )
-SINGLES = (
+SINGLES = (  # question, the planted line, values, look-alike lines (no answer in them)
     (
-        "What is my gym locker code?",
+        "What's the code for my locker at the gym?",
         "My gym locker code is {v}, writing it here so I remember.",
         ("4471", "9026", "3358"),
+        (
+            "Arjun's locker at the office jammed again; he had to call security.",
+            "The gym changed its hours; the door code is posted at reception now.",
+            "I keep forgetting codes, maybe I need a password manager.",
+        ),
     ),
     (
-        "What is the wifi password at my parents' place?",
+        "What's the wifi password at my parents' house?",
         "The wifi password at my parents' place is {v}, in case I forget again.",
         ("mango-tree-42", "blue_door_7", "chai4ever"),
+        (
+            "The office wifi password changed again and nobody told us.",
+            "My parents want a faster wifi plan for their house.",
+        ),
     ),
     (
-        "What is my blood type?",
+        "What blood group am I?",
         "The clinic told me my blood type is {v}.",
         ("B positive", "O negative"),
+        (
+            "Priya donated blood at the camp last weekend.",
+            "The clinic sent a reminder about my annual check-up.",
+        ),
     ),
     (
-        "Who is my dentist?",
+        "What's my dentist's name?",
         "My dentist is Dr {v}; her clinic is near the metro.",
         ("Ananya Rao", "Leela Iyer", "Sunita Bose"),
+        (
+            "Dev hates going to the dentist; he cancelled twice this month.",
+            "My dentist appointment got moved to next week.",
+        ),
     ),
     (
-        "Where did I park at the airport?",
+        "Which zone did I park in at the airport?",
         "Parked at the airport in zone {v}, photo on my phone.",
         ("C4", "F12", "B7"),
+        (
+            "Airport parking is so expensive now, I might take a cab next time.",
+            "I parked at the mall and forgot where; it took ages to find the car.",
+        ),
     ),
     (
-        "What is my frequent flyer number?",
+        "What's my frequent flyer number?",
         "My frequent flyer number is {v}, for the booking.",
         ("AI 55120834", "6E 80417763"),
+        (
+            "I should sign up for a frequent flyer programme at some point.",
+            "Farah's flight was delayed by three hours; she sent me her flight number.",
+        ),
     ),
 )
 
@@ -352,7 +380,9 @@ def _plan(rng: random.Random, sessions: int) -> _Plan:
             text = (first if j == 0 else change).format(v=fmt.format(v=value))
             plan.plant(s, text, _reply(rng, "money" if key != "gym" else "fitness"), f"{key}{j}")
         plan.ask("update", question, (f"{key}{len(values) - 1}",), fmt.format(v=values[-1]))
-    for i, (question, text, values) in enumerate(SINGLES):
+    for i, (question, text, values, lookalikes) in enumerate(SINGLES):
+        for line in lookalikes:
+            plan.plant(rng.randrange(sessions), line, _reply(rng, "work"), "")
         plan.plant(
             rng.randrange(sessions),
             text.format(v=rng.choice(values)),
@@ -379,7 +409,19 @@ def _plan(rng: random.Random, sessions: int) -> _Plan:
             "travel",
         ),
     )
+    lookalikes = (
+        (
+            "Meera cooked an amazing biryani for us at her place.",
+            "I want to cook more at home but I never find the time recently.",
+        ),
+        (
+            "Farah would love to visit Goa in December, I said maybe.",
+            "We're visiting my grandparents this weekend, the whole family.",
+        ),
+    )
     for i, (question, pool, text, topic) in enumerate(opens):
+        for line in lookalikes[i]:
+            plan.plant(rng.randrange(sessions), line, _reply(rng, topic), "")
         picks = rng.sample(pool, k=3)
         for j, v in enumerate(picks):
             plan.plant(
