@@ -178,11 +178,11 @@ class BM25Index:
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             weight = idf * kp1
             ids, tfs, lens = posting.ids, posting.tfs, posting.lens
-            end = len(ids) if ids[-1] <= top else bisect_right(ids, top)  # ids ascend
-            for i in range(end):
-                tf = tfs[i]
-                doc_id = ids[i]
-                out[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + base + per_word * lens[i])
+            if ids[-1] > top:  # ids ascend: cut at `top`
+                end = bisect_right(ids, top)
+                ids, tfs, lens = ids[:end], tfs[:end], lens[:end]
+            for doc_id, tf, length in zip(ids, tfs, lens, strict=True):
+                out[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + base + per_word * length)
         return out
 
     def best(
