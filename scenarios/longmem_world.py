@@ -266,6 +266,13 @@ COMMON = (  # generic reply sentences that share many words with the questions
     "Whatever you choose, check again in a month and adjust.",
     "Which part of this worries you most? We can start there.",
 )
+ASIDES = (
+    "{name} says hi, by the way.",
+    "I was just on the phone with my {rel} {name}.",
+    "{name} and I were talking about this earlier.",
+    "My {rel} {name} asked me the same thing last week.",
+    "Had lunch with {name} today, it was nice.",
+)
 OPENERS = ("That makes sense.", "Good question!", "I hear you.", "Thanks for telling me.", "Nice!")
 
 
@@ -441,6 +448,9 @@ def _filler(rng: random.Random, people: tuple[tuple[str, str, str], ...]) -> _Sl
     topic = rng.choice(tuple(TOPICS))
     name, _rel, pron = rng.choice(people)
     text = rng.choice(TOPICS[topic]).format(name=name, pron=pron)
+    if name not in text and rng.random() < 0.5:  # people come up all the time
+        other, rel, _pron = rng.choice(people)
+        text = rng.choice(ASIDES).format(name=other, rel=rel) + " " + text
     return _Slot(text, _reply(rng, topic))
 
 
