@@ -43,7 +43,7 @@ _SHOWN: dict[str, tuple[str, ...]] = {
     "summary_buffer": ("budget",),
     "entity": ("k",),
     "hybrid": ("budget",),
-    "retrieval": ("k", "top_k"),
+    "retrieval": ("k", "recall_budget"),
 }
 
 

@@ -112,11 +112,32 @@ register(
     FOLD_TO,
     PLACEMENT,
     NOTE,
+    Param(
+        "recall_share",
+        0.5,
+        "share of the budget for older turns retrieved by relevance (0: none)",
+        minimum=0.0,
+        maximum=0.9,
+    ),
 )
 register(
     Retrieval,
     Param("k", 2, "recent turns kept verbatim", minimum=0, maximum=100),
-    Param("top_k", 2, "older turns retrieved by relevance", minimum=0, maximum=20),
+    Param("top_k", 200, "most older turns retrieved by relevance", minimum=0, maximum=200),
+    Param(
+        "recall_budget",
+        4000,
+        "token budget for the retrieved turns (0: no cap, top_k alone)",
+        minimum=0,
+        maximum=1_000_000,
+    ),
+    Param(
+        "neighbours",
+        0.25,
+        "weight of the neighbouring turns' scores in a turn's score",
+        minimum=0.0,
+        maximum=1.0,
+    ),
 )
 
 DEFAULT_LANES: tuple[str, ...] = (

@@ -1,7 +1,16 @@
-"""Retrieval: the last K turns plus the top-k older turns most relevant to the new message (BM25)."""
+"""Retrieval: the last K turns, plus older turns most relevant to the new message, in a budget.
+
+Older turns are ranked by BM25 (stemmed, stopwords out; memory/bm25.py), each turn scored
+together with its neighbours (`neighbours` x their scores), then packed best first into
+`recall_budget` tokens (0: no token cap) up to `top_k` turns. A turn that does not fit the
+room left is skipped and the next one tried. Retrieved turns are sent in conversation order
+before the recent ones and listed as retrieved in the request's account, with their scores.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 from memory.bm25 import BM25Index
@@ -11,34 +20,115 @@ from memory.strategies.window import check_k
 from memory.types import MaintenanceCall, Request, Turn
 
 
+def check_share(value: Any, name: str, *, upper: float) -> float:
+    """A number in [0, upper]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= upper:
+        raise InvalidParameter(f"{name} is a number from 0 to {upper}, got {value!r}")
+    return float(value)
+
+
+def pack(
+    ranked: Iterable[tuple[int, float]],
+    cost: Callable[[int], int],
+    *,
+    budget: int,
+    limit: int,
+    smallest: int = 1,
+) -> list[tuple[int, float]]:
+    """Best-first greedy packing: take each ranked turn whose tokens fit the room left.
+
+    `cost(turn)` gives a turn's tokens; `budget` 0 means no token cap; at most `limit` turns.
+    Stops once the room left is below `smallest` (no turn is smaller), so the ranking is
+    consumed only as far as it is needed."""
+    taken: list[tuple[int, float]] = []
+    used = 0
+    for doc_id, score in ranked:
+        if len(taken) >= limit or (budget and budget - used < smallest):
+            break
+        tokens = cost(doc_id)
+        if budget and used + tokens > budget:
+            continue
+        taken.append((doc_id, score))
+        used += tokens
+    return taken
+
+
 class Retrieval(Strategy):
     """Recent turns plus older turns recalled by keyword relevance; no model needed."""
 
     name = "retrieval"
     title = "Retrieval"
-    description = "The last K turns plus the older turns that best match the new message (BM25)."
+    description = (
+        "The last K turns plus the older turns that best match the new message (BM25 with "
+        "stemming, neighbour-aware), packed into a token budget."
+    )
 
-    def __init__(self, system_prompt: str, *, k: int = 2, top_k: int = 2, **options: Any) -> None:
+    def __init__(
+        self,
+        system_prompt: str,
+        *,
+        k: int = 2,
+        top_k: int = 200,
+        recall_budget: int = 4000,
+        neighbours: float = 0.25,
+        **options: Any,
+    ) -> None:
         super().__init__(system_prompt, **options)
         self.k = check_k(k)
         self.top_k = check_k(top_k, "top_k")
         if self.top_k == 0 and self.k == 0:
             raise InvalidParameter("k and top_k are both 0: the strategy would send no history")
+        if isinstance(recall_budget, bool) or not isinstance(recall_budget, int):
+            raise InvalidParameter(f"recall_budget is a number of tokens, got {recall_budget!r}")
+        if recall_budget < 0:
+            raise InvalidParameter(f"recall_budget cannot be negative, got {recall_budget}")
+        self.recall_budget = recall_budget
+        self.neighbours = check_share(neighbours, "neighbours", upper=1.0)
         self.index = BM25Index()
+        self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
+        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
+
+    def retrieve(self, user_text: str, older: int) -> list[tuple[int, float]]:
+        """The retrieved turns among 1..older with their scores, in conversation order."""
+        if older <= 0 or self.top_k == 0:
+            return []
+        ranked = self.index.best(user_text, max_id=older, neighbours=self.neighbours)
+        taken = pack(
+            ranked,
+            self.turn_tokens.__getitem__,
+            budget=self.recall_budget,
+            limit=self.top_k,
+            smallest=self.smallest_turn,
+        )
+        return sorted(taken)
 
     def _build(self, user_text: str) -> Request:
         n = len(self.history)
         first_recent = max(1, n - self.k + 1) if self.k else n + 1
-        older = first_recent - 1
-        hits = self.index.search(user_text, max_id=older, top=self.top_k) if older else []
-        retrieved = sorted(d for d, _ in hits)
+        hits = self.retrieve(user_text, first_recent - 1)
+        retrieved = [d for d, _ in hits]
         recent = list(range(first_recent, n + 1))
-        notes = [f"turn {d}: BM25 score {s:.2f}" for d, s in sorted(hits)]
+        notes = [f"turn {d}: retrieved, score {s:.2f}" for d, s in hits]
+        if self.recall_budget and hits:
+            used = sum(map(self.turn_tokens.__getitem__, retrieved))
+            notes.append(f"retrieved block: {used} of {self.recall_budget} tokens")
         return self.request(user_text, retrieved + recent, retrieved=retrieved, notes=notes)
+
+    def _dropped(self, verbatim: Sequence[int]) -> tuple[int, ...]:
+        """Turns not sent, built from ranges between the sent ones (C-speed, no per-turn set)."""
+        gaps: list[range] = []
+        start = 1
+        for i in verbatim:
+            if i > start:
+                gaps.append(range(start, i))
+            start = i + 1
+        gaps.append(range(start, len(self.history) + 1))
+        return tuple(chain.from_iterable(gaps))
 
     def _fork_extra(self, other: Strategy) -> None:
         assert isinstance(other, Retrieval)
         other.index = self.index.copy()
+        other.turn_tokens = list(self.turn_tokens)
 
     def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
         self._restored_turn(turn)
@@ -46,3 +136,6 @@ class Retrieval(Strategy):
 
     def _restored_turn(self, turn: Turn) -> None:
         self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+        tokens = self.history.tokens([turn.index])
+        self.turn_tokens.append(tokens)
+        self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens

@@ -21,7 +21,7 @@ def test_parse_names_and_typed_parameters():
 
 def test_labels_show_the_defaults_that_matter():
     assert StrategyChoice("window").label == "window (k=3)"
-    assert StrategyChoice("retrieval").label == "retrieval (k=2, top_k=2)"
+    assert StrategyChoice("retrieval").label == "retrieval (k=2, recall_budget=4000)"
     assert StrategyChoice("full").label == "full"
     assert StrategyChoice("hybrid").as_dict()["label"] == "hybrid (budget=800)"
 

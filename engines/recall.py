@@ -1,0 +1,247 @@
+"""Long-conversation recall: which strategies keep the turns that answer later questions.
+
+Each strategy setting replays the conversation's recorded turns (no model: summaries and
+facts come from the rule-based stand-ins unless model functions are given). When a question
+is due, the strategy is forked and asked it; the request it would send is checked:
+
+* evidence kept - the share of the question's evidence turns sent verbatim;
+* all evidence - whether every evidence turn was sent;
+* answer in payload - whether the expected answer's text appears anywhere in the request
+  (system text, summary, facts, turns), when the question gives one;
+* prompt tokens, and their share of what the full buffer would send at that point;
+* time to build the request (prepare only; the fork is not timed).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.choices import StrategyChoice
+from memory.registry import create, spec
+from memory.standins import ExtractiveSummariser, RuleExtractor
+from memory.tokens import TokenCounter
+from memory.types import ModelFn, Request
+from scenarios.longmem import KINDS, LongConversation, Question
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One strategy setting's request for one question."""
+
+    label: str
+    question: str
+    kind: str
+    evidence: tuple[int, ...]
+    found: tuple[int, ...]
+    answer_in_payload: bool | None
+    prompt_tokens: int
+    full_tokens: int
+    seconds: float
+
+    @property
+    def share(self) -> float:
+        return len(self.found) / len(self.evidence)
+
+
+@dataclass(frozen=True)
+class RecallRow:
+    """One strategy setting over all questions."""
+
+    label: str
+    name: str
+    evidence_kept: float  # share of all evidence turns (pooled over questions)
+    all_evidence: float  # share of questions with every evidence turn
+    answer_in_payload: float | None
+    mean_tokens: float
+    full_share: float  # mean prompt tokens / mean full-buffer tokens
+    by_kind: Mapping[str, float] = field(default_factory=dict)  # evidence kept per kind
+    ms_per_query: float = 0.0
+
+
+def answer_present(answer: str, text: str) -> bool:
+    """Every comma-separated part of `answer` appears in `text` (case-insensitive)."""
+    lowered = text.lower()
+    return all(part.strip().lower() in lowered for part in answer.split(",") if part.strip())
+
+
+def request_text(request: Request) -> str:
+    return "\n".join([request.system, *(m.content for m in request.messages)])
+
+
+def _model_fns(
+    choice: StrategyChoice, summarize: ModelFn | None, extract: ModelFn | None
+) -> tuple[ModelFn | None, ModelFn | None]:
+    cls = spec(choice.name).cls
+    if cls.uses_summary and summarize is None:
+        summarize = ExtractiveSummariser()
+    if cls.uses_facts and extract is None:
+        extract = RuleExtractor()
+    return summarize, extract
+
+
+def run_setting(
+    conv: LongConversation,
+    choice: StrategyChoice,
+    *,
+    counter: TokenCounter,
+    summarize: ModelFn | None = None,
+    extract: ModelFn | None = None,
+) -> list[QuestionResult]:
+    """Replay `conv` through one strategy setting and ask every question when it is due."""
+    summarize, extract = _model_fns(choice, summarize, extract)
+    strategy = create(
+        choice.name,
+        conv.system,
+        counter=counter,
+        summarize=summarize,
+        extract=extract,
+        params=choice.params,
+    )
+    turns = conv.turns
+    due: dict[int, list[Question]] = {}
+    for q in conv.questions:
+        due.setdefault(conv.asked_at(q), []).append(q)
+    system_tokens = counter.count(conv.system)
+    history_tokens = 0
+    out: list[QuestionResult] = []
+    for n, (user, reply) in enumerate(turns, start=1):
+        strategy.commit(user, reply)
+        history_tokens += counter.count(user) + counter.count(reply)
+        for q in due.get(n, ()):
+            probe = strategy.fork()
+            started = time.perf_counter()
+            request = probe.prepare(q.question)
+            seconds = time.perf_counter() - started
+            assert request.account is not None
+            kept = set(request.account.kept_turns)
+            found = tuple(e for e in q.evidence if e in kept)
+            answered = answer_present(q.answer, request_text(request)) if q.answer else None
+            full = system_tokens + history_tokens + counter.count(q.question)
+            out.append(
+                QuestionResult(
+                    label=choice.label,
+                    question=q.id,
+                    kind=q.kind,
+                    evidence=q.evidence,
+                    found=found,
+                    answer_in_payload=answered,
+                    prompt_tokens=request.tokens.content,
+                    full_tokens=full,
+                    seconds=seconds,
+                )
+            )
+    return out
+
+
+def summarise(label: str, name: str, results: Sequence[QuestionResult]) -> RecallRow:
+    """Aggregate one setting's question results into a table row."""
+    kept = sum(len(r.found) for r in results)
+    total = sum(len(r.evidence) for r in results)
+    answers = [r.answer_in_payload for r in results if r.answer_in_payload is not None]
+    by_kind: dict[str, float] = {}
+    for kind in sorted({r.kind for r in results}, key=_kind_order):
+        rows = [r for r in results if r.kind == kind]
+        by_kind[kind] = sum(len(r.found) for r in rows) / sum(len(r.evidence) for r in rows)
+    mean_tokens = statistics.fmean(r.prompt_tokens for r in results)
+    mean_full = statistics.fmean(r.full_tokens for r in results)
+    return RecallRow(
+        label=label,
+        name=name,
+        evidence_kept=kept / total,
+        all_evidence=sum(1 for r in results if len(r.found) == len(r.evidence)) / len(results),
+        answer_in_payload=(sum(answers) / len(answers)) if answers else None,
+        mean_tokens=mean_tokens,
+        full_share=mean_tokens / mean_full,
+        by_kind=by_kind,
+        ms_per_query=1000 * statistics.fmean(r.seconds for r in results),
+    )
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (KINDS.index(kind) if kind in KINDS else len(KINDS), kind)
+
+
+def full_tokens(conv: LongConversation, counter: TokenCounter) -> int:
+    """What the full buffer holds after the last turn (system prompt and all turns)."""
+    turns = conv.turns
+    return counter.count(conv.system) + sum(counter.count(u) + counter.count(a) for u, a in turns)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A strategy setting whose token parameters may be shares of the full buffer.
+
+    `shares` maps a parameter (a budget) to a share of the conversation's full-buffer tokens;
+    `resolve(full)` turns it into a concrete StrategyChoice for one conversation."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    shares: Mapping[str, float] = field(default_factory=dict)
+
+    def resolve(self, full: int) -> StrategyChoice:
+        sized = {k: max(200, round(full * p)) for k, p in self.shares.items()}
+        return StrategyChoice(self.name, {**self.params, **sized})
+
+    @property
+    def label(self) -> str:
+        """The name, the parameters that differ from the defaults, budgets as % of full."""
+        defaults = spec(self.name).defaults()
+        extra = [f"{k}={v}" for k, v in self.params.items() if defaults.get(k) != v]
+        extra += [f"{k}={p:.1%} of full" for k, p in self.shares.items()]
+        return self.name + (f" ({', '.join(extra)})" if extra else "")
+
+
+def default_settings(*, sweep: bool = False) -> list[Setting]:
+    """Every strategy at settings spread over the token range (budgets as shares of full).
+
+    `sweep` adds more retrieval and hybrid settings (recent turns, neighbour weight)."""
+    shares = (0.025, 0.05, 0.10)
+    settings = [Setting("full")]
+    settings += [Setting("window", {"k": k}) for k in (10, 40)]
+    settings += [Setting("token_window", shares={"budget": p}) for p in shares]
+    settings += [Setting("summary")]
+    settings += [Setting("summary_buffer", shares={"budget": p}) for p in shares]
+    settings += [Setting("entity")]
+    for r in (0.0, 0.25, 0.5) if sweep else (0.5,):
+        settings += [Setting("hybrid", {"recall_share": r}, {"budget": p}) for p in shares]
+    settings += [Setting("retrieval", {"k": 2, "top_k": 2, "recall_budget": 0, "neighbours": 0.0})]
+    settings += [Setting("retrieval", {"k": 2, "top_k": 20, "recall_budget": 0, "neighbours": 0.0})]
+    weights = (0.0, 0.25, 0.5, 1.0) if sweep else (0.0, 0.25)
+    recents = (0, 2, 4) if sweep else (2,)
+    for p in shares:
+        for w in weights:
+            for k in recents:
+                params = {"k": k, "top_k": 200, "neighbours": w}
+                settings.append(Setting("retrieval", params, {"recall_budget": p}))
+    return settings
+
+
+def run_recall(
+    convs: Sequence[LongConversation],
+    settings: Iterable[Setting],
+    *,
+    counter: TokenCounter | None = None,
+    summarize: ModelFn | None = None,
+    extract: ModelFn | None = None,
+    on_row: Callable[[RecallRow], None] | None = None,
+) -> list[RecallRow]:
+    """One table row per setting, pooled over the conversations' questions."""
+    counter = counter or TokenCounter()
+    fulls = [full_tokens(c, counter) for c in convs]
+    rows = []
+    for setting in settings:
+        results: list[QuestionResult] = []
+        for conv, full in zip(convs, fulls, strict=True):
+            choice = setting.resolve(full)
+            results += run_setting(
+                conv, choice, counter=counter, summarize=summarize, extract=extract
+            )
+        row = summarise(setting.label, setting.name, results)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows

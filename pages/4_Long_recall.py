@@ -1,0 +1,157 @@
+"""Long-conversation recall: which strategies keep the turns that later questions need.
+
+A generated multi-session conversation (or the user's own, with a questions file) is
+replayed through every chosen strategy setting, with no model: summaries and facts come from
+the rule-based stand-ins. For each question we check the request the strategy would send.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engines.recall import RecallRow, Setting, default_settings, full_tokens, run_recall
+from engines.transcripts import TranscriptError
+from engines.transcripts import parse as parse_transcript
+from memory.errors import MemoryLabError
+from memory.registry import spec
+from memory.tokens import TokenCounter
+from present.recall import frontier_chart, table_rows
+from scenarios.longmem import (
+    KINDS,
+    LongConversation,
+    LongMemFormatError,
+    from_turns,
+    parse_conversation,
+    parse_questions,
+)
+from scenarios.longmem_world import generate
+
+st.set_page_config(
+    page_title="Long-conversation recall · Memory Lab", page_icon="🔎", layout="wide"
+)
+
+GENERATED, ONE_FILE, TWO_FILES = "generated", "file", "transcript"
+SOURCES = {
+    GENERATED: "A generated conversation (dated sessions, five kinds of question)",
+    ONE_FILE: "My conversation + questions (one JSON file)",
+    TWO_FILES: "My transcript (any importable format) + a questions file",
+}
+FORMAT_HELP = """
+**Conversation file** (JSON): `{"system": "...", "sessions": [{"date": "2024-01-06",
+"turns": [{"user": "...", "assistant": "..."}]}], "questions": [...]}`.
+
+**Questions** (inside it, or a file of their own: `{"questions": [...]}`): each
+`{"id": "q1", "kind": "single-hop", "question": "...", "evidence": [12, 140],
+"answer": "optional", "after_turn": 530}`. Turns are numbered from 1 across all sessions;
+`evidence` lists the turns that hold the answer; `after_turn` (optional, default: the end)
+is when the question is asked. Kinds: single-hop, multi-hop, temporal, update, open (others
+are kept as their own kind). With a separate transcript, turns are numbered the same way.
+"""
+
+
+def all_settings() -> dict[str, Setting]:
+    settings = default_settings()
+    settings.append(Setting("retrieval", spec("retrieval").defaults()))
+    return {s.label: s for s in settings}
+
+
+DEFAULT_PICK = [
+    "full",
+    "window (k=10)",
+    "token_window (budget=5.0% of full)",
+    "token_window (budget=10.0% of full)",
+    "summary_buffer (budget=10.0% of full)",
+    "entity",
+    "hybrid (budget=5.0% of full)",
+    "hybrid (budget=10.0% of full)",
+    "retrieval (top_k=2, recall_budget=0, neighbours=0.0)",
+    "retrieval (recall_budget=2.5% of full)",
+    "retrieval (recall_budget=5.0% of full)",
+    "retrieval (recall_budget=10.0% of full)",
+    "retrieval",
+]
+
+
+def load_conversation(source: str) -> LongConversation | None:
+    """The conversation to run, or None (with the reason shown) if the inputs are not usable."""
+    if source == GENERATED:
+        c1, c2 = st.columns(2)
+        seed = int(c1.number_input("Seed", min_value=0, max_value=10_000, value=0, step=1))
+        sessions = int(c2.number_input("Sessions", min_value=6, max_value=60, value=24, step=1))
+        return generate(seed, sessions=sessions)
+    try:
+        if source == ONE_FILE:
+            upload = st.file_uploader("Conversation + questions (JSON)", type=["json"])
+            if upload is None:
+                st.info("Upload a conversation file to run the benchmark on it.")
+                return None
+            return parse_conversation(upload.getvalue())
+        c1, c2 = st.columns(2)
+        transcript_file = c1.file_uploader(
+            "Transcript (OpenAI/Anthropic JSON, User:/Assistant: text, a session export)",
+            type=["json", "txt", "md"],
+        )
+        questions_file = c2.file_uploader("Questions (JSON)", type=["json"])
+        if transcript_file is None or questions_file is None:
+            st.info("Upload both a transcript and its questions file.")
+            return None
+        transcript = parse_transcript(transcript_file.getvalue(), name=transcript_file.name)
+        turns = [(u, r or "") for u, r in transcript.turns]
+        questions = parse_questions(questions_file.getvalue(), len(turns))
+        return from_turns(turns, questions, transcript.system or "")
+    except (LongMemFormatError, TranscriptError) as exc:
+        st.error(f"That file cannot be used: {exc}")
+        return None
+
+
+def show(rows: list[RecallRow], conv: LongConversation, full: int) -> None:
+    kinds = sorted(
+        {q.kind for q in conv.questions},
+        key=lambda k: (KINDS.index(k) if k in KINDS else len(KINDS), k),
+    )
+    st.plotly_chart(frontier_chart(rows), width="stretch")
+    st.caption(
+        "Each point is one setting; the line joins each strategy's settings that no cheaper "
+        "setting beats. Dotted lines: 5% and 10% of the full buffer. Payload only, no model: "
+        "summaries and facts are made by rule-based stand-ins, so for summary, entity and "
+        "hybrid the *answer in payload* column is the fairer one."
+    )
+    table = pd.DataFrame(table_rows(rows, kinds))
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.download_button(
+        "Download the table (CSV)", table.to_csv(index=False), "long_recall.csv", "text/csv"
+    )
+    st.caption(f"Full buffer after the last turn: {full:,} tokens (o200k_base).")
+
+
+st.title("Long-conversation recall")
+st.caption(
+    "Which memory keeps the turns that later questions need? Evidence kept vs tokens sent, "
+    "on a long multi-session conversation, no model needed."
+)
+source = st.radio("Conversation", list(SOURCES), format_func=SOURCES.__getitem__)
+with st.expander("File format"):
+    st.markdown(FORMAT_HELP)
+conv = load_conversation(source)
+options = all_settings()
+picked = st.multiselect(
+    "Strategy settings", list(options), default=[p for p in DEFAULT_PICK if p in options]
+)
+if conv is not None:
+    counter = TokenCounter()
+    full = full_tokens(conv, counter)
+    st.write(
+        f"**{len(conv.turns):,} turns** in {len(conv.sessions)} session(s), "
+        f"**{len(conv.questions)} questions**, full buffer {full:,} tokens."
+    )
+    if st.button("Run", type="primary", disabled=not picked):
+        try:
+            with st.spinner("Replaying the conversation through each setting..."):
+                rows = run_recall([conv], [options[p] for p in picked], counter=counter)
+            st.session_state["recall_result"] = (rows, conv, full)
+        except MemoryLabError as exc:
+            st.error(f"A setting could not run: {exc}")
+    result = st.session_state.get("recall_result")
+    if result is not None and result[1] == conv:
+        show(*result)

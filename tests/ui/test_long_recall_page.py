@@ -1,0 +1,66 @@
+"""The long-conversation recall page through AppTest: generated runs, uploads, errors."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from scenarios.longmem_world import generate
+
+PAGE = "../../pages/4_Long_recall.py"  # AppTest resolves paths against this file's folder
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_small_generated_conversation_runs_and_draws_the_frontier():
+    at = page()
+    next(n for n in at.number_input if n.label == "Sessions").set_value(6).run()
+    picks = ["full", "token_window (budget=5.0% of full)", "retrieval"]
+    at.multiselect[0].set_value(picks).run()
+    next(b for b in at.button if b.label == "Run").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(table["strategy (setting)"]) == picks
+    assert table["evidence kept %"].iloc[0] == 100.0
+    assert table["evidence kept %"].iloc[2] > table["evidence kept %"].iloc[1]
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "Evidence kept vs tokens sent" in spec and "retrieval" in spec
+
+
+def test_an_uploaded_conversation_runs_and_a_bad_one_is_named():
+    conv = generate(2, sessions=6, turns_per_session=8)
+    at = page()
+    at.radio[0].set_value("file").run()
+    assert any("Upload a conversation file" in i.value for i in at.info)
+    at.file_uploader[0].upload("mine.json", conv.to_json().encode(), "application/json").run()
+    assert not at.exception, at.exception
+    assert any(f"{len(conv.questions)} questions" in m.value for m in at.markdown)
+    at.multiselect[0].set_value(["full", "window (k=10)"]).run()
+    next(b for b in at.button if b.label == "Run").click().run()
+    assert list(at.dataframe[0].value["strategy (setting)"]) == ["full", "window (k=10)"]
+    bad = json.loads(conv.to_json())
+    bad["questions"][0]["evidence"] = [9999]
+    at.file_uploader[0].upload("bad.json", json.dumps(bad).encode(), "application/json").run()
+    assert not at.exception
+    assert any("evidence[0] is turn 9999" in e.value for e in at.error)
+
+
+def test_a_transcript_with_a_questions_file_runs():
+    at = page()
+    at.radio[0].set_value("transcript").run()
+    text = "User: My locker code is 4471.\nAssistant: Noted.\n"
+    text += "".join(f"User: Weather talk {i}.\nAssistant: Sunny.\n" for i in range(6))
+    questions = {"questions": [{"question": "What is my locker code?", "evidence": [1]}]}
+    at.file_uploader[0].upload("chat.txt", text.encode(), "text/plain")
+    at.file_uploader[1].upload("q.json", json.dumps(questions).encode(), "application/json")
+    at.run()
+    assert any("**7 turns**" in m.value and "**1 questions**" in m.value for m in at.markdown)
+    at.multiselect[0].set_value(["window (k=10)", "retrieval"]).run()
+    next(b for b in at.button if b.label == "Run").click().run()
+    assert list(at.dataframe[0].value["evidence kept %"]) == [100.0, 100.0]
