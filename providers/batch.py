@@ -10,6 +10,9 @@ A batch line's body is `build_body`'s body, the one the interactive path sends, 
 streaming fields taken out (the batch endpoints answer whole messages, never streams), so a
 sweep asks the model exactly what a live run would. Results come back as the same `Reply`
 and `Usage` the live path gives; a line that failed, expired or never ran carries its error.
+
+Over 400 lines on purpose: submit, poll and collect for both providers share their
+normalisation, and splitting them would scatter one small protocol over several files.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from providers.settings import ProviderSettings
 STREAM_ONLY_FIELDS = ("stream", "stream_options")
 OPENAI_ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
+# Both providers bill batch requests at half their list price.
+BATCH_DISCOUNT = 0.5
 # The providers' per-batch limits (OpenAI: 50,000 lines; Anthropic: 100,000 requests).
 MAX_LINES = {"openai": 50_000, "anthropic": 100_000}
 

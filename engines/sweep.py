@@ -1,0 +1,393 @@
+"""Sweeps: a survival (recall) grid planned as provider batch requests, with its estimate.
+
+How the grid becomes batches, and how upkeep is handled (the plan says it in words, too):
+
+* The scripted conversation uses fixed replies, so every lane's conversation is known
+  without a model. Upkeep calls a strategy needs before a probe (summaries, fact
+  extraction) are sequential by nature: they run **interactively, in order, before the
+  batch is submitted** ("interactive" upkeep, at list prices), or are done by the
+  rule-based stand-ins ("stand-in", free). Every upkeep reply is recorded.
+* Every probe of the grid then goes out in **one round of batches** at batch prices:
+  the request the interactive run would send, built by the same `build_body`.
+  Identical requests (two strategies sending the same payload) are sent once.
+* Collecting replays the survival engine with the recorded upkeep and the collected
+  replies, so rows, verdicts, heat maps and exports come from the same code as an
+  interactive run.
+
+Generated replies are not batchable (each depends on the one before): a sweep refuses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from engines.survival import (
+    SurvivalConfig,
+    SurvivalConfigError,
+    SurvivalResult,
+    estimate,
+    run_survival,
+)
+from memory.standins import StaticReply
+from memory.types import Completion, ModelFn, Request, Usage
+from providers import ProviderError, ProviderSettings, as_model_fn, build_body, model_info
+from providers.batch import BATCH_DISCOUNT, MAX_LINES, batch_body
+
+UPKEEP_MODES = ("stand-in", "interactive")
+ASSUMED_REPLY_TOKENS = 60
+ASSUMED_SUMMARY_TOKENS = 160
+
+
+class SweepError(ValueError):
+    """A sweep that cannot be planned or run as asked; the message says what to change."""
+
+
+def body_key(body: Mapping[str, Any]) -> str:
+    """A stable hash of a request body (canonical JSON): equal bodies, equal keys."""
+    raw = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def custom_id_of(key: str) -> str:
+    """The batch custom_id of a body hash (valid for both providers)."""
+    return "r" + key[:40]
+
+
+def _price(settings: ProviderSettings) -> tuple[float, float] | None:
+    info = model_info(settings)
+    if info is None or info.input_per_m is None or info.output_per_m is None:
+        return None
+    return info.input_per_m, info.output_per_m
+
+
+def _cost(tokens_in: int, tokens_out: int, price: tuple[float, float] | None, scale: float) -> float | None:  # fmt: skip
+    if price is None:
+        return None
+    return (tokens_in * price[0] + tokens_out * price[1]) * scale / 1_000_000
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    """What a sweep will send and cost, shown before anything is submitted."""
+
+    provider: str
+    model: str
+    cells: int  # probes of the grid (rows)
+    requests: int  # batch requests (probes; identical ones are merged once planned)
+    input_tokens: int  # probe prompts, counted locally
+    output_tokens: int  # probes x the assumed reply length
+    max_output_tokens: int  # probes x max_tokens: the ceiling
+    upkeep: str  # "stand-in" or "interactive"
+    upkeep_calls: int
+    upkeep_input_tokens: int
+    upkeep_output_tokens: int
+    batches: int
+    batch_cost: float | None  # probes at batch prices (half the list price)
+    live_cost: float | None  # the same probes sent one by one, at list prices
+    upkeep_cost: float | None  # interactive upkeep at list prices
+    exact_requests: bool = False  # True once planned: identical requests merged
+
+    @property
+    def total_cost(self) -> float | None:
+        if self.batch_cost is None:
+            return None
+        return self.batch_cost + (self.upkeep_cost or 0.0)
+
+    @property
+    def upkeep_sentence(self) -> str:
+        probes = (
+            f"then all {self.requests:,} probes go out in one round of {self.batches} batch(es)"
+        )
+        if self.upkeep == "interactive" and self.upkeep_calls:
+            return (
+                f"Upkeep: {self.upkeep_calls:,} summary/extraction calls run interactively, in "
+                f"turn order, at list prices before submitting; {probes} at batch prices."
+            )
+        if self.upkeep == "interactive":
+            return f"Upkeep: none of these strategies needs any; {probes} at batch prices."
+        return (
+            "Upkeep: done by rule-based stand-ins (no calls, optimistic); "
+            f"{probes} at batch prices."
+        )
+
+    def lines(self) -> list[str]:
+        """The estimate as short lines for the page and the CLI."""
+
+        def money(value: float | None) -> str:
+            return (
+                "unknown (no catalog price for this model)" if value is None else f"${value:,.4f}"
+            )
+
+        out = [
+            f"{self.provider} · {self.model}: {self.cells:,} probes → "
+            f"{self.requests:,} batch requests" + ("" if self.exact_requests else " (at most)"),
+            f"probe tokens: {self.input_tokens:,} in (counted), ~{self.output_tokens:,} out "
+            f"(assumed {ASSUMED_REPLY_TOKENS} per reply; at most {self.max_output_tokens:,})",
+            f"cost at batch prices ({BATCH_DISCOUNT:.0%} of list): {money(self.batch_cost)}"
+            + (f" (one by one: {money(self.live_cost)})" if self.live_cost is not None else ""),
+        ]
+        if self.upkeep == "interactive" and self.upkeep_calls:
+            out.append(
+                f"upkeep: {self.upkeep_calls:,} calls, {self.upkeep_input_tokens:,} tokens in, "
+                f"~{self.upkeep_output_tokens:,} out, at list prices: {money(self.upkeep_cost)}"
+            )
+        out.append(self.upkeep_sentence)
+        if self.total_cost is not None:
+            out.append(f"estimated total: ${self.total_cost:,.4f}")
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total_cost": self.total_cost, "upkeep_sentence": self.upkeep_sentence}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SweepEstimate:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+def check_batchable(config: SurvivalConfig, settings: ProviderSettings, upkeep: str) -> None:
+    """SweepError unless this grid can go through a batch API."""
+    config.validate()
+    if upkeep not in UPKEEP_MODES:
+        raise SweepError(f"upkeep is one of {', '.join(UPKEEP_MODES)}; got {upkeep!r}")
+    if config.replies != "fixed":
+        raise SweepError(
+            "generated replies depend on each other and cannot be batched: choose fixed replies "
+            "(the probes are batched), or run the grid interactively"
+        )
+    if settings.kind == "embedded":
+        raise SweepError(
+            "the embedded model has no batch API: choose OpenAI or Anthropic, or run a local "
+            "OpenAI-compatible server (vLLM) interactively"
+        )
+
+
+def estimate_sweep(
+    config: SurvivalConfig, settings: ProviderSettings, *, upkeep: str = "stand-in"
+) -> SweepEstimate:
+    """Requests, tokens and cost of a sweep, from a model-free dry run (nothing is sent)."""
+    check_batchable(config, settings, upkeep)
+    est = estimate(
+        config,
+        with_model=True,
+        model_maintenance=upkeep == "interactive",
+        assumed_reply_tokens=ASSUMED_REPLY_TOKENS,
+        assumed_summary_tokens=ASSUMED_SUMMARY_TOKENS,
+    )
+    price = _price(settings)
+    out_each = min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
+    probes = est.probe_calls
+    output = probes * out_each
+    up_out = est.maintenance_calls * ASSUMED_SUMMARY_TOKENS
+    family = "anthropic" if settings.kind == "anthropic" else "openai"
+    return SweepEstimate(
+        provider=settings.kind,
+        model=settings.model,
+        cells=est.rows,
+        requests=probes,
+        input_tokens=est.prompt_tokens,
+        output_tokens=output,
+        max_output_tokens=probes * settings.max_tokens,
+        upkeep=upkeep,
+        upkeep_calls=est.maintenance_calls,
+        upkeep_input_tokens=est.maintenance_tokens,
+        upkeep_output_tokens=up_out,
+        batches=max(1, -(-probes // MAX_LINES[family])),
+        batch_cost=_cost(est.prompt_tokens, output, price, BATCH_DISCOUNT),
+        live_cost=_cost(est.prompt_tokens, output, price, 1.0),
+        upkeep_cost=_cost(est.maintenance_tokens, up_out, price, 1.0)
+        if upkeep == "interactive"
+        else 0.0,
+    )
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    """One batch request: its custom_id, body, local prompt count and how many probes use it."""
+
+    custom_id: str
+    body: Mapping[str, Any]
+    prompt_tokens: int
+    probes: int
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Everything a sweep sends, and what is needed to turn its replies into a result."""
+
+    config: SurvivalConfig
+    settings: ProviderSettings
+    upkeep: str
+    requests: tuple[PlannedRequest, ...]
+    upkeep_records: Mapping[str, Mapping[str, Any]]
+    estimate: SweepEstimate
+    notes: tuple[str, ...] = field(default=())
+
+
+def _usage_dict(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {"input": usage.input, "output": usage.output, "details": dict(usage.details)}
+
+
+def _usage_of(data: Mapping[str, Any] | None) -> Usage | None:
+    if not data:
+        return None
+    return Usage(data.get("input"), data.get("output"), dict(data.get("details") or {}))
+
+
+def _recording(fn: ModelFn, settings: ProviderSettings, store: dict[str, dict[str, Any]], lock: threading.Lock) -> ModelFn:  # fmt: skip
+    def call(request: Request) -> Completion:
+        done = fn(request)
+        with lock:
+            store[body_key(build_body(request, settings))] = {
+                "text": done.text,
+                "usage": _usage_dict(done.usage),
+                "model": done.model,
+            }
+        return done
+
+    return call
+
+
+def _replaying(settings: ProviderSettings, records: Mapping[str, Mapping[str, Any]]) -> ModelFn:
+    def call(request: Request) -> Completion:
+        body = build_body(request, settings)
+        found = records.get(body_key(body))
+        if found is None:
+            raise ProviderError(
+                "this upkeep call was not recorded when the sweep was planned (the strategy "
+                "code changed?): plan the sweep again",
+                provider=settings.kind,
+            )
+        return Completion(
+            text=str(found["text"]), usage=_usage_of(found.get("usage")), body=body,
+            model=found.get("model"),
+        )  # fmt: skip
+
+    return call
+
+
+def prepare_sweep(
+    config: SurvivalConfig,
+    settings: ProviderSettings,
+    *,
+    upkeep: str = "stand-in",
+    upkeep_fn: ModelFn | None = None,
+) -> SweepPlan:
+    """Run the grid's conversation (and interactive upkeep, if chosen) and collect every probe
+    request as a batch request. Interactive upkeep calls the model now (list prices)."""
+    est = estimate_sweep(config, settings, upkeep=upkeep)
+    found: dict[str, PlannedRequest] = {}
+    lock = threading.Lock()
+
+    def capture(request: Request, on_delta: Callable[[str], None] | None) -> StaticReply:
+        body = batch_body(request, settings)
+        key = body_key(body)
+        with lock:
+            old = found.get(key)
+            found[key] = PlannedRequest(
+                custom_id_of(key), body, request.tokens.content, (old.probes if old else 0) + 1
+            )
+        return StaticReply("", model=settings.model)
+
+    records: dict[str, dict[str, Any]] = {}
+    summarize = extract = None
+    if upkeep == "interactive":
+        fn = upkeep_fn or as_model_fn(settings)
+        summarize = extract = _recording(fn, settings, records, lock)
+    dry = run_survival(config, send=capture, summarize=summarize, extract=extract, workers=1)
+    requests = tuple(found.values())
+    est = SweepEstimate(
+        **{
+            **{f.name: getattr(est, f.name) for f in fields(est)},
+            "requests": len(requests),
+            "input_tokens": sum(r.prompt_tokens for r in requests),
+            "exact_requests": True,
+        }
+    )
+    price = _price(settings)
+    out_each = min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
+    est = SweepEstimate(
+        **{
+            **{f.name: getattr(est, f.name) for f in fields(est)},
+            "output_tokens": len(requests) * out_each,
+            "max_output_tokens": len(requests) * settings.max_tokens,
+            "batch_cost": _cost(est.input_tokens, len(requests) * out_each, price, BATCH_DISCOUNT),
+            "live_cost": _cost(est.input_tokens, len(requests) * out_each, price, 1.0),
+        }
+    )
+    notes = tuple(n for n in dry.notes if not n.startswith("payload only"))
+    return SweepPlan(config, settings, upkeep, requests, records, est, notes)
+
+
+def replay(
+    config: SurvivalConfig,
+    settings: ProviderSettings,
+    *,
+    upkeep: str,
+    upkeep_records: Mapping[str, Mapping[str, Any]],
+    replies: Mapping[str, Any],
+    note: str | None = None,
+) -> SurvivalResult:
+    """The survival result of a sweep: the engine run again, each probe answered by its
+    collected reply (`replies`: custom_id -> Reply) and upkeep by its recorded completion.
+    A probe with no reply yet gets an error row saying so."""
+
+    def answer(request: Request, on_delta: Callable[[str], None] | None) -> Any:
+        cid = custom_id_of(body_key(batch_body(request, settings)))
+        reply = replies.get(cid)
+        if reply is None:
+            return StaticReply("", complete=False, model=settings.model,
+                               error=ProviderError("no reply collected for this probe yet"))  # fmt: skip
+        return reply
+
+    summarize = extract = None
+    if upkeep == "interactive":
+        summarize = extract = _replaying(settings, upkeep_records)
+    result = run_survival(config, send=answer, summarize=summarize, extract=extract, workers=1)
+    if note:
+        result.notes.append(note)
+    result.model = settings.model
+    return result
+
+
+def config_from_dict(data: Mapping[str, Any]) -> SurvivalConfig:
+    """A saved `SurvivalConfig.as_dict()` back as a config."""
+    from_dict = getattr(SurvivalConfig, "from_dict", None)
+    if callable(from_dict):  # the engine's own reader, when it has one
+        return from_dict(data)
+    from engines.survival import Fact
+    from memory.choices import StrategyChoice
+    from scenarios.filler import FillerTurn
+
+    try:
+        filler = data.get("filler")
+        return SurvivalConfig(
+            facts=tuple(Fact.from_dict(f) for f in data["facts"]),
+            probe_turns=tuple(int(t) for t in data["probe_turns"]),
+            strategies=tuple(
+                StrategyChoice(s["name"], dict(s.get("params") or {})) for s in data["strategies"]
+            ),
+            filler=None
+            if filler in (None, "built-in")
+            else tuple(FillerTurn(t["user"], t.get("reply")) for t in filler),
+            filler_seed=int(data.get("filler_seed", 0)),
+            replies=str(data.get("replies", "fixed")),
+            system_prompt=str(data["system_prompt"]),
+            encoding=str(data.get("encoding", "o200k_base")),
+        ).validate()
+    except (KeyError, TypeError) as exc:
+        raise SurvivalConfigError(f"the saved sweep config is incomplete: {exc}") from None
+
+
+def settings_from_dict(data: Mapping[str, Any], api_key: str | None = None) -> ProviderSettings:
+    """Saved settings (no key) back as ProviderSettings; the key comes from `api_key` or the
+    environment variable the settings name."""
+    names = {f.name for f in fields(ProviderSettings)} - {"kind", "model", "api_key"}
+    values = {k: v for k, v in data.items() if k in names}
+    return ProviderSettings(data["kind"], data["model"], api_key=api_key, **values)
