@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from cli import sweep
 from engines.simulator import (
     FALLBACK_PRICES,
     TURN_SOURCES,
@@ -533,6 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--csv", help="write every row here")
     g.add_argument("--json", help="write config and rows here")
     g.set_defaults(func=cmd_simulate, parser=g)
+    sweep.register(sub)  # `python -m cli sweep ...` lives in cli/sweep.py
     return parser
 
 

@@ -218,6 +218,14 @@ def refresh(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> Swe
     return now
 
 
+def resume(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> SweepProgress:
+    """Submit what was planned but never sent (a process stopped between saving the plan and
+    submitting it), then refresh."""
+    if store.requests(sweep_id, states=[PLANNED]):
+        submit_planned(store, sweep_id, settings)
+    return refresh(store, sweep_id, settings)
+
+
 def build_result(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> SurvivalResult:
     """The sweep's SurvivalResult from what the store holds now (failed probes as error rows)."""
     record = store.sweep(sweep_id)
@@ -243,8 +251,8 @@ def wait(
 ) -> SweepProgress:
     """Refresh every `interval` seconds until every request is back (or `timeout`)."""
     started = time.monotonic()
+    now = resume(store, sweep_id, settings)
     while True:
-        now = refresh(store, sweep_id, settings)
         if on_progress is not None:
             on_progress(now)
         if now.done:
@@ -252,3 +260,4 @@ def wait(
         if timeout is not None and time.monotonic() - started >= timeout:
             return now
         time.sleep(interval)
+        now = refresh(store, sweep_id, settings)

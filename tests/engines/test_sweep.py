@@ -304,3 +304,16 @@ def test_sigkill_between_submit_and_collect_then_reopen_and_collect(fb, tmp_path
     assert rows(done.result) == rows(interactive(CONFIG, settings))
     assert len(fb.batches) == 1  # nothing was submitted twice
     store.close()
+
+
+def test_a_plan_saved_but_never_submitted_is_submitted_on_resume(fb, store):
+    from engines.sweep_run import resume, save_plan
+
+    settings = settings_for(fb, "openai")
+    plan = prepare_sweep(CONFIG, settings)
+    sweep_id = save_plan(store, plan)  # the process stopped before submitting
+    assert progress(store, sweep_id).planned == len(plan.requests) and not fb.batches
+    fb.polls_before_done = 0
+    now = resume(store, sweep_id, settings)
+    assert len(fb.batches) == 1 and now.done and now.result is not None
+    assert resume(store, sweep_id, settings).done and len(fb.batches) == 1  # nothing sent twice
