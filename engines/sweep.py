@@ -60,6 +60,8 @@ def custom_id_of(key: str) -> str:
 
 def _price(settings: ProviderSettings) -> tuple[float, float] | None:
     info = model_info(settings)
+    if info is None and settings.kind in ("openai", "anthropic"):
+        info = model_info(settings.with_(base_url=None))  # a proxy of the provider's own API
     if info is None or info.input_per_m is None or info.output_per_m is None:
         return None
     return info.input_per_m, info.output_per_m

@@ -1,0 +1,69 @@
+"""The Sweeps page through AppTest: estimate, confirm, submit to the fake batch endpoint, then a
+fresh page (a reopened app) lists the sweep, polls, collects and draws the heat maps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from storage.sweeps import SweepStore
+from tests.providers.fake_batch_server import FakeBatchServer
+
+PAGE = "../../pages/5_Sweeps.py"
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch) -> Iterator[tuple[FakeBatchServer, str]]:
+    server = FakeBatchServer().start()
+    db = f"sqlite:///{tmp_path / 'page.sqlite3'}"
+    monkeypatch.setenv("MEMORY_LAB_DB_URL", db)
+    st.cache_resource.clear()
+    yield server, db
+    st.cache_resource.clear()
+    server.stop()
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_submit_close_reopen_collect(setup):
+    server, db = setup
+    at = page()
+    assert any("No sweeps yet" in i.value for i in at.info)
+    at.selectbox(key="sweep-preset").set_value("anthropic").run()
+    at.text_input(key="sweep-url").set_value(server.url).run()
+    at.text_input(key="sweep-key").set_value("page-test-key-0123456789").run()
+    at.text_input(key="sweep-turns").set_value("2,6").run()
+    at.multiselect(key="sweep-strategies").set_value(["full", "window"]).run()
+    estimate = at.code[0].value
+    assert "batch requests" in estimate and "Upkeep:" in estimate and "$" in estimate
+    submit = next(b for b in at.button if b.label == "Submit the sweep")
+    assert submit.disabled  # not before the estimate is confirmed
+    at.checkbox(key="sweep-confirm").check().run()
+    next(b for b in at.button if b.label == "Submit the sweep").click().run()
+    assert not at.exception, at.exception
+    assert any("Submitted" in s.value for s in at.success)
+    assert len(server.batches) == 1
+    for path in Path(db.removeprefix("sqlite:///")).parent.iterdir():  # the database and its WAL
+        assert b"page-test-key" not in path.read_bytes()
+
+    # the app is closed and reopened: a new script run with nothing in session state
+    st.cache_resource.clear()
+    server.polls_before_done = 0
+    again = page()
+    assert SweepStore(db).list_sweeps()[0].status == "submitted"
+    again.text_input(key="sweep-key").set_value("page-test-key-0123456789").run()
+    assert not again.get("plotly_chart")
+    again.button(key="sweep-poll").click().run()
+    assert not again.exception, again.exception
+    assert len(again.get("plotly_chart")) == 2  # heat maps and tokens spent
+    assert any("Results" in h.value for h in again.subheader)
+    assert SweepStore(db).list_sweeps()[0].status == "collected"
