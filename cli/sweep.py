@@ -77,7 +77,7 @@ def _store(args: argparse.Namespace) -> Any:
 
 
 def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
-    from engines.sweep import SweepError, estimate_sweep, prepare_sweep
+    from engines.sweep import SweepError, estimate_sweep, prepare_sweep, with_exact_counts
     from engines.sweep_run import start
 
     config, settings = _grid(args), _settings(args)
@@ -85,6 +85,14 @@ def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
         est = estimate_sweep(config, settings, upkeep=args.upkeep)
     except SweepError as exc:
         raise _Usage(str(exc)) from None
+    plan = None
+    if args.exact_counts and args.upkeep == "stand-in":  # planning is free: count exactly now
+        plan = with_exact_counts(prepare_sweep(config, settings, upkeep=args.upkeep))
+        est = plan.estimate
+        if not est.count_source.startswith("exact"):
+            print("(no exact counts: this endpoint has no counting API, or no key is set)")
+    elif args.exact_counts and not submit:
+        raise _Usage("with interactive upkeep, exact counts come after the upkeep runs: use start")
     print("\n".join(est.lines()))
     if not submit:
         return EXIT_OK
@@ -95,7 +103,11 @@ def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
             print("Nothing submitted.")
             return EXIT_OK
     settings.resolve_key()  # a missing key stops here, before anything is saved or sent
-    plan = prepare_sweep(config, settings, upkeep=args.upkeep)
+    if plan is None:
+        plan = prepare_sweep(config, settings, upkeep=args.upkeep)
+        if args.exact_counts:
+            plan = with_exact_counts(plan)
+            print("\n".join(plan.estimate.lines()))
     store = _store(args)
     sweep_id = start(store, plan, name=args.name)
     print(f"sweep {sweep_id}: {len(plan.requests):,} requests submitted")
@@ -228,6 +240,9 @@ def register(sub: Any) -> None:
         p.add_argument("--upkeep", choices=("stand-in", "interactive"), default="stand-in",
                        help="summaries/extraction by rule-based stand-ins (free) or by the model, "
                        "interactively before the batch (list prices)")  # fmt: skip
+        p.add_argument("--exact-counts", action="store_true",
+                       help="count every request with the provider's own counting endpoint "
+                       "(needs a key; free, one call per request)")  # fmt: skip
         if name == "start":
             p.add_argument("--yes", action="store_true", help="submit without asking")
             p.add_argument("--name", help="a name for the sweep list")

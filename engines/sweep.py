@@ -15,6 +15,7 @@ How the grid becomes batches, and how upkeep is handled (the plan says it in wor
   interactive run.
 
 Generated replies are not batchable (each depends on the one before): a sweep refuses them.
+A little over 400 lines: the estimate, the plan and its replay share their helpers.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from engines.survival import (
@@ -93,6 +94,7 @@ class SweepEstimate:
     live_cost: float | None  # the same probes sent one by one, at list prices
     upkeep_cost: float | None  # interactive upkeep at list prices
     exact_requests: bool = False  # True once planned: identical requests merged
+    count_source: str = "counted locally"  # or "exact: <the provider's counting endpoint>"
 
     @property
     def total_cost(self) -> float | None:
@@ -128,7 +130,8 @@ class SweepEstimate:
         out = [
             f"{self.provider} · {self.model}: {self.cells:,} probes → "
             f"{self.requests:,} batch requests" + ("" if self.exact_requests else " (at most)"),
-            f"probe tokens: {self.input_tokens:,} in (counted), ~{self.output_tokens:,} out "
+            f"probe tokens: {self.input_tokens:,} in ({self.count_source}), "
+            f"~{self.output_tokens:,} out "
             f"(assumed {ASSUMED_REPLY_TOKENS} per reply; at most {self.max_output_tokens:,})",
             f"cost at batch prices ({BATCH_DISCOUNT:.0%} of list): {money(self.batch_cost)}"
             + (f" (one by one: {money(self.live_cost)})" if self.live_cost is not None else ""),
@@ -304,27 +307,47 @@ def prepare_sweep(
         summarize = extract = _recording(fn, settings, records, lock)
     dry = run_survival(config, send=capture, summarize=summarize, extract=extract, workers=1)
     requests = tuple(found.values())
-    est = SweepEstimate(
-        **{
-            **{f.name: getattr(est, f.name) for f in fields(est)},
-            "requests": len(requests),
-            "input_tokens": sum(r.prompt_tokens for r in requests),
-            "exact_requests": True,
-        }
-    )
+    tokens_in = sum(r.prompt_tokens for r in requests)
+    tokens_out = len(requests) * min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
     price = _price(settings)
-    out_each = min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
-    est = SweepEstimate(
-        **{
-            **{f.name: getattr(est, f.name) for f in fields(est)},
-            "output_tokens": len(requests) * out_each,
-            "max_output_tokens": len(requests) * settings.max_tokens,
-            "batch_cost": _cost(est.input_tokens, len(requests) * out_each, price, BATCH_DISCOUNT),
-            "live_cost": _cost(est.input_tokens, len(requests) * out_each, price, 1.0),
-        }
+    est = replace(
+        est,
+        requests=len(requests),
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        max_output_tokens=len(requests) * settings.max_tokens,
+        batch_cost=_cost(tokens_in, tokens_out, price, BATCH_DISCOUNT),
+        live_cost=_cost(tokens_in, tokens_out, price, 1.0),
+        exact_requests=True,
     )
     notes = tuple(n for n in dry.notes if not n.startswith("payload only"))
     return SweepPlan(config, settings, upkeep, requests, records, est, notes)
+
+
+def with_exact_counts(plan: SweepPlan) -> SweepPlan:
+    """The plan with each request's input counted by the provider's own counting endpoint
+    (free; one call per request), and its estimate labelled exact. Unchanged when the
+    endpoint cannot count or no key is set."""
+    from providers.counting import count_body
+
+    counted: list[PlannedRequest] = []
+    source = ""
+    for r in plan.requests:
+        found = count_body(r.body, plan.settings)
+        if found is None:
+            return plan
+        source = found.source
+        counted.append(replace(r, prompt_tokens=found.tokens))
+    tokens = sum(r.prompt_tokens for r in counted)
+    price = _price(plan.settings)
+    est = replace(
+        plan.estimate,
+        input_tokens=tokens,
+        count_source=f"exact: {source}",
+        batch_cost=_cost(tokens, plan.estimate.output_tokens, price, BATCH_DISCOUNT),
+        live_cost=_cost(tokens, plan.estimate.output_tokens, price, 1.0),
+    )
+    return replace(plan, requests=tuple(counted), estimate=est)
 
 
 def replay(

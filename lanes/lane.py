@@ -194,6 +194,9 @@ class LaneTurn:
     latency_s: float | None = None
     ttft_s: float | None = None
     model: str | None = None
+    # of billed_input: tokens read from / written to the provider's prompt cache (None: not said)
+    cached_input: int | None = None
+    cache_write_input: int | None = None
 
     def __post_init__(self) -> None:  # accept the JSON shapes too (saved sessions, exports)
         if not isinstance(self.account, TurnAccount):
@@ -227,7 +230,12 @@ class LaneTurn:
             return None
         tokens_in = self.prompt_tokens + sum(m.input for m in self.maintenance)
         tokens_out = (self.billed_output or 0) + sum(m.output for m in self.maintenance)
-        return (tokens_in * price.input_per_m + tokens_out * price.output_per_m) / 1_000_000
+        usd = tokens_in * price.input_per_m + tokens_out * price.output_per_m
+        for tokens, rate in ((self.cached_input, getattr(price, "cached_input_per_m", None)),
+                             (self.cache_write_input, getattr(price, "cache_write_per_m", None))):  # fmt: skip
+            if tokens and rate is not None:  # cache tokens at their own price, not the list one
+                usd += tokens * (rate - price.input_per_m)
+        return usd / 1_000_000
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -237,12 +245,20 @@ class LaneTurn:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LaneTurn:
-        values = dict(data)
+        values = {k: v for k, v in data.items() if k in _TURN_FIELDS}
         values["maintenance"] = tuple(
             MaintenanceRecord.from_dict(m) for m in values.get("maintenance") or ()
         )
         values["account"] = TurnAccount.from_dict(values.get("account"))
         return cls(**values)
+
+
+_TURN_FIELDS = frozenset(f.name for f in fields(LaneTurn))
+
+
+def _cache_detail(usage: Any, name: str) -> int | None:
+    value = (getattr(usage, "details", None) or {}).get(name) if usage else None
+    return value if isinstance(value, int) else None
 
 
 def _no_model(request: Request) -> Completion:
@@ -349,6 +365,8 @@ class Lane:
             latency_s=reply.latency_s,
             ttft_s=reply.ttft_s,
             model=reply.model,
+            cached_input=_cache_detail(usage, "cached_tokens"),
+            cache_write_input=_cache_detail(usage, "cache_write_tokens"),
         )
         if reply.error is not None or not reply.complete:
             error = reply.error

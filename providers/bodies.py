@@ -22,6 +22,15 @@ def api_family(settings: ProviderSettings) -> str:
     return "anthropic" if settings.kind == "anthropic" else "openai"
 
 
+def is_reasoning_model(settings: ProviderSettings) -> bool:
+    """OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...): they take `max_completion_tokens`
+    (which also covers their hidden reasoning) and refuse `temperature`."""
+    name = settings.model.lower()
+    if settings.kind != "openai" or name.startswith("gpt-5-chat"):
+        return False
+    return name.startswith(("o1", "o3", "o4", "gpt-5"))
+
+
 def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
     """A streaming chat-completions body: the system message first, then the history."""
     messages: list[dict[str, str]] = []
@@ -29,6 +38,11 @@ def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str,
         messages.append({"role": "system", "content": request.system})
     messages.extend(m.as_dict() for m in request.messages)
     body: dict[str, Any] = {"model": settings.model, "messages": messages}
+    if is_reasoning_model(settings):
+        body["max_completion_tokens"] = settings.max_tokens
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        return body
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     body["max_tokens"] = settings.max_tokens
@@ -79,8 +93,26 @@ def build_anthropic_body(request: Request, settings: ProviderSettings) -> dict[s
     body["messages"] = alternate(request.messages)
     if settings.temperature is not None and not _is_anthropic_api(settings.base_url):
         body["temperature"] = settings.temperature
+    if settings.prompt_cache and settings.kind == "anthropic":
+        _mark_cache_breakpoints(body)
     body["stream"] = True
     return body
+
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Anthropic's prompt cache: the system prompt and the newest message become cache
+    breakpoints (text blocks with `cache_control`), so the next turn reads the unchanged
+    prefix from the cache. Prompts under the model's minimum (1,024-4,096 tokens) are
+    simply not cached."""
+    if isinstance(body.get("system"), str):
+        body["system"] = [{"type": "text", "text": body["system"], "cache_control": EPHEMERAL}]
+    if body["messages"]:
+        last = body["messages"][-1]
+        block = {"type": "text", "text": last["content"], "cache_control": EPHEMERAL}
+        body["messages"][-1] = {"role": last["role"], "content": [block]}
 
 
 def build_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:

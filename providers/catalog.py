@@ -29,14 +29,31 @@ class ModelInfo:
     input_per_m: float | None = None
     output_per_m: float | None = None
     note: str = ""
+    # prompt-cache prices: tokens read from the cache, and (Anthropic) written to it
+    cached_input_per_m: float | None = None
+    cache_write_per_m: float | None = None
 
     def cost(self, usage: Usage | None) -> float | None:
-        """What a call with this usage cost in USD, or None when prices or counts are unknown."""
+        """What a call with this usage cost in USD, or None when prices or counts are unknown.
+        Cached and cache-written input tokens are priced at the cache prices when listed."""
         if usage is None or self.input_per_m is None or self.output_per_m is None:
             return None
         if usage.input is None or usage.output is None:
             return None
-        return (usage.input * self.input_per_m + usage.output * self.output_per_m) / 1_000_000
+        uncached, cached, written = input_split(usage)
+        read_price = (
+            self.input_per_m if self.cached_input_per_m is None else self.cached_input_per_m
+        )
+        write_price = self.input_per_m if self.cache_write_per_m is None else self.cache_write_per_m
+        tokens_in = uncached * self.input_per_m + cached * read_price + written * write_price
+        return (tokens_in + usage.output * self.output_per_m) / 1_000_000
+
+
+def input_split(usage: Usage) -> tuple[int, int, int]:
+    """A call's input tokens as (uncached, read from the prompt cache, written to it)."""
+    cached = int(usage.details.get("cached_tokens", 0) or 0)
+    written = int(usage.details.get("cache_write_tokens", 0) or 0)
+    return max(0, (usage.input or 0) - cached - written), cached, written
 
 
 @dataclass(frozen=True)
@@ -126,10 +143,12 @@ _PRESETS: tuple[Preset, ...] = (
         description="OpenAI chat completions; needs OPENAI_API_KEY.",
         key_env="OPENAI_API_KEY",
         models=(
-            ModelInfo("gpt-4.1-nano", 1_047_576, 0.10, 0.40),
-            ModelInfo("gpt-4o-mini", 128_000, 0.15, 0.60),
-            ModelInfo("gpt-4.1-mini", 1_047_576, 0.40, 1.60),
-            ModelInfo("gpt-4.1", 1_047_576, 2.00, 8.00),
+            ModelInfo("gpt-4.1-nano", 1_047_576, 0.10, 0.40, cached_input_per_m=0.025),
+            ModelInfo("gpt-4o-mini", 128_000, 0.15, 0.60, cached_input_per_m=0.075),
+            ModelInfo("gpt-4.1-mini", 1_047_576, 0.40, 1.60, cached_input_per_m=0.10),
+            ModelInfo("gpt-4.1", 1_047_576, 2.00, 8.00, cached_input_per_m=0.50),
+            ModelInfo("o4-mini", 200_000, 1.10, 4.40, "reasoning: no temperature", 0.275),
+            ModelInfo("gpt-5-mini", 400_000, 0.25, 2.00, "reasoning: no temperature", 0.025),
         ),
     ),
     Preset(
@@ -139,9 +158,30 @@ _PRESETS: tuple[Preset, ...] = (
         description="Anthropic messages API; needs ANTHROPIC_API_KEY. Temperature is not sent.",
         key_env="ANTHROPIC_API_KEY",
         models=(
-            ModelInfo("claude-haiku-4-5", 200_000, 1.00, 5.00),
-            ModelInfo("claude-sonnet-4-5", 200_000, 3.00, 15.00),
-            ModelInfo("claude-opus-4-5", 200_000, 5.00, 25.00),
+            ModelInfo(
+                "claude-haiku-4-5",
+                200_000,
+                1.00,
+                5.00,
+                cached_input_per_m=0.10,
+                cache_write_per_m=1.25,
+            ),
+            ModelInfo(
+                "claude-sonnet-4-5",
+                200_000,
+                3.00,
+                15.00,
+                cached_input_per_m=0.30,
+                cache_write_per_m=3.75,
+            ),
+            ModelInfo(
+                "claude-opus-4-5",
+                200_000,
+                5.00,
+                25.00,
+                cached_input_per_m=0.50,
+                cache_write_per_m=6.25,
+            ),
         ),
     ),
     Preset(
@@ -222,6 +262,15 @@ def preset(name: str) -> Preset:
 def default_settings(**overrides: Any) -> ProviderSettings:
     """Settings for the default, offline embedded model."""
     return PRESETS[DEFAULT_PRESET].settings(**overrides)
+
+
+def model_by_name(name: str | None) -> ModelInfo | None:
+    """The first hosted-catalog entry with this model name (for a record that kept only it)."""
+    for p in PRESETS.values():
+        found = p.model(name) if name and p.kind in ("openai", "anthropic") else None
+        if found:
+            return found
+    return None
 
 
 def model_info(settings: ProviderSettings) -> ModelInfo | None:

@@ -60,9 +60,10 @@ class ProviderSettings:
     key_env: str | None = None
     max_retries: int = 3
     retry_backoff: float = 1.0
-    # llama.cpp servers only (the embedded model): reuse cached prompt prefixes. Much faster
+    # llama.cpp servers (the embedded model): reuse cached prompt prefixes. Much faster
     # for long conversations; at temperature 0 replies are then not bit-reproducible.
-    # None leaves the server's own default (off for the embedded server).
+    # None leaves the server's own default (off for the embedded server). Anthropic: mark
+    # cache breakpoints (cached input is billed at a tenth of the price).
     prompt_cache: bool | None = None
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ import streamlit as st
 
 from lanes.lane import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
 from present.lanes import LANE_LEGEND, lane_figure
+from providers.catalog import model_by_name
 
 
 def turn_ranges(turns: Sequence[int]) -> str:
@@ -93,6 +94,7 @@ def figures(
     rows = [
         ("counted", f"{record.counted:,}" + (" est." if record.estimate else "")),
         ("billed", f"{billed:,}{diff}" if billed is not None else "n/a"),
+        *cache_rows(record),
         ("reply", f"{record.billed_output:,}" if record.billed_output is not None else "n/a"),
         ("upkeep", f"{len(record.maintenance)} · {record.maintenance_tokens:,}"),
         ("messages", f"{record.n_messages}"),
@@ -162,15 +164,34 @@ def chart(lane: Lane, *, key: str, height: int = 280) -> None:
     st.caption(LANE_LEGEND)
 
 
+def cache_rows(record: LaneTurn) -> list[tuple[str, str]]:
+    """The prompt cache's share of the billed input: cached vs uncached (and written)."""
+    if record.billed_input is None or not (record.cached_input or record.cache_write_input):
+        return []
+    cached, written = record.cached_input or 0, record.cache_write_input or 0
+    rows = [("cached", f"{cached:,}"), ("uncached", f"{record.billed_input - cached - written:,}")]
+    return rows + ([("cache write", f"{written:,}")] if written else [])
+
+
 def cost_of(record: LaneTurn, price: tuple[float, float] | None) -> float | None:
-    """Estimated cost of this turn in USD (prompt + completion + upkeep), or None."""
+    """Estimated cost of this turn in USD (prompt + completion + upkeep), or None. Cached input
+    is priced at the catalog's cache prices for the reply's model, when it lists them."""
     if price is None:
         return None
     prompt = record.billed_input if record.billed_input is not None else record.counted
     out = record.billed_output or 0
     upkeep_in = sum(m["input"] for m in record.maintenance)
     upkeep_out = sum(m["output"] for m in record.maintenance)
-    return ((prompt + upkeep_in) * price[0] + (out + upkeep_out) * price[1]) / 1_000_000
+    usd = (prompt + upkeep_in) * price[0] + (out + upkeep_out) * price[1]
+    info = (
+        model_by_name(record.model) if (record.cached_input or record.cache_write_input) else None
+    )
+    if info is not None:
+        for tokens, rate in ((record.cached_input, info.cached_input_per_m),
+                             (record.cache_write_input, info.cache_write_per_m)):  # fmt: skip
+            if tokens and rate is not None:
+                usd += tokens * (rate - price[0])
+    return usd / 1_000_000
 
 
 def status_badge(record: LaneTurn | None) -> str:

@@ -107,3 +107,14 @@ def test_missing_key_is_a_clear_error_and_nothing_is_saved(env, capsys, monkeypa
     code, _, err = run(capsys, "sweep", "--db", db, "start", *endpoint, *GRID, "--yes")
     assert code == 1 and "SWEEP_CLI_KEY" in err
     assert SweepStore(db).list_sweeps() == []
+
+
+def test_exact_counts_come_from_the_counting_endpoint(env, capsys):
+    server, db, endpoint = env
+    code, out, _ = run(capsys, "sweep", "--db", db, "plan", *endpoint, *GRID, "--exact-counts")
+    assert code == 0 and "exact: anthropic messages.count_tokens" in out
+    counted = [r for r in server.requests if r.path == "/v1/messages/count_tokens"]
+    assert counted and not server.batches  # counted, nothing submitted
+    code, _, err = run(capsys, "sweep", "--db", db, "plan", *endpoint, *GRID, "--exact-counts",
+                       "--upkeep", "interactive")  # fmt: skip
+    assert code == 2 and "use start" in err

@@ -7,6 +7,7 @@ Kept apart from fake_server.py (the streaming endpoint and its faults). It liste
     POST /v1/batches, GET /v1/batches/{id}, GET /v1/files/{id}/content    OpenAI
     POST /v1/messages/batches, GET /v1/messages/batches/{id}[/results]    Anthropic
     POST /v1/messages/count_tokens                                        Anthropic
+    POST /v1/responses/input_tokens                                       OpenAI
 
 A batch answers "in progress" to its first `polls_before_done` retrieves, then ends. Each
 line's answer is `answer(body)`: by default the text of every message in the body, so a
@@ -212,6 +213,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._anthropic_create(json.loads(raw))
             elif path == "/v1/messages/count_tokens":
                 self._json(200, {"input_tokens": token_count(json.loads(raw))})
+            elif path == "/v1/responses/input_tokens":
+                payload = json.loads(raw)
+                count = token_count({"messages": payload.get("input") or []})
+                self._json(200, {"object": "response.input_tokens", "input_tokens": count})
             else:
                 self._json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
 
