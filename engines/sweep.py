@@ -34,9 +34,10 @@ from engines.survival import (
     estimate,
     run_survival,
 )
+from lanes.binding import bind_settings
 from memory.standins import StaticReply
 from memory.types import Completion, ModelFn, Request, Usage
-from providers import ProviderError, ProviderSettings, as_model_fn, build_body, model_info
+from providers import ProviderError, ProviderSettings, build_body, model_info
 from providers.batch import BATCH_DISCOUNT, MAX_LINES, batch_body
 
 UPKEEP_MODES = ("stand-in", "interactive")
@@ -303,7 +304,7 @@ def prepare_sweep(
     records: dict[str, dict[str, Any]] = {}
     summarize = extract = None
     if upkeep == "interactive":
-        fn = upkeep_fn or as_model_fn(settings)
+        fn = upkeep_fn or bind_settings(settings)[1]  # the upkeep an interactive run uses
         summarize = extract = _recording(fn, settings, records, lock)
     dry = run_survival(config, send=capture, summarize=summarize, extract=extract, workers=1)
     requests = tuple(found.values())
