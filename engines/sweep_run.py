@@ -192,17 +192,13 @@ def refresh(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> Swe
         store.update_batch(sweep_id, batch.batch_id, asdict(status))
         if not status.ended:
             continue
-        bodies = {
-            r.custom_id: r.body
-            for r in store.requests(sweep_id, states=[SUBMITTED])
-            if r.batch_id == batch.batch_id
-        }
-        results = collect(status, settings, bodies) if bodies else []
+        ids = store.request_ids(sweep_id, batch_id=batch.batch_id, states=[SUBMITTED])
+        results = collect(status, settings, dict.fromkeys(ids, {})) if ids else []
         outcomes = [
             LineOutcome(
                 r.custom_id,
                 SUCCEEDED if r.ok else ("errored" if r.state == SUCCEEDED else r.state),
-                r.reply.public_dict(),
+                {**r.reply.public_dict(), "body": None},  # the request row holds the body
                 r.reply.error_message,
             )
             for r in results
@@ -229,7 +225,11 @@ def resume(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> Swee
 def build_result(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> SurvivalResult:
     """The sweep's SurvivalResult from what the store holds now (failed probes as error rows)."""
     record = store.sweep(sweep_id)
-    replies = {r.custom_id: reply_from_dict(r.reply) for r in store.requests(sweep_id) if r.reply}
+    replies = {
+        r.custom_id: reply_from_dict({**r.reply, "body": r.body})
+        for r in store.requests(sweep_id)
+        if r.reply
+    }
     config = config_from_dict(record.config)
     plan = record.plan
     note = (

@@ -371,6 +371,17 @@ class SweepStore:
             for m in (row._mapping for row in rows)
         ]
 
+    def request_ids(
+        self, sweep_id: str, *, batch_id: str, states: Sequence[str] | None = None
+    ) -> list[str]:
+        """The custom_ids of a batch's requests (no bodies read: fast on a big sweep)."""
+        r = sweep_requests_t.c
+        query = sa.select(r.custom_id).where(r.sweep_id == sweep_id, r.batch_id == batch_id)
+        if states is not None:
+            query = query.where(r.state.in_(list(states)))
+        with self.engine.connect() as conn:
+            return list(conn.execute(query.order_by(r.seq)).scalars())
+
     def batches(self, sweep_id: str) -> list[SweepBatch]:
         b = sweep_batches_t.c
         query = sa.select(sweep_batches_t).where(b.sweep_id == sweep_id).order_by(b.submitted_at)
