@@ -3,7 +3,7 @@
     python -m cli sweep plan  --provider openai --model gpt-4o-mini     # estimate only
     python -m cli sweep start --provider openai --model gpt-4o-mini     # estimate, confirm, submit
     python -m cli sweep status [ID]                                     # from the store alone
-    python -m cli sweep collect ID [--wait]                             # poll, collect, show
+    python -m cli sweep collect ID [ID ...] [--wait]                    # poll, collect, show
     python -m cli sweep failed ID / resubmit ID [--id CUSTOM_ID ...]    # partial failures
 
 Every step is saved in the store ($MEMORY_LAB_DB_URL or data/, or --db): a sweep started
@@ -55,7 +55,7 @@ def _grid(args: argparse.Namespace) -> Any:
         raise _Usage(str(exc)) from None
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace, model: str | None) -> Any:
     from providers import preset
 
     try:
@@ -65,7 +65,7 @@ def _settings(args: argparse.Namespace) -> Any:
             overrides["base_url"] = args.base_url
         if args.key_env:
             overrides["key_env"] = args.key_env
-        return chosen.settings(args.model, **overrides)
+        return chosen.settings(model, **overrides)
     except (KeyError, ValueError) as exc:
         raise _Usage(str(exc).strip("'\"")) from None
 
@@ -77,10 +77,19 @@ def _store(args: argparse.Namespace) -> Any:
 
 
 def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
+    """One sweep per --model (several: the same grid on each, to compare with `collect`)."""
+    config = _grid(args)
+    for model in args.model or [None]:
+        code = _plan_one(args, config, _settings(args, model), submit=submit)
+        if code != EXIT_OK:
+            return code
+    return EXIT_OK
+
+
+def _plan_one(args: argparse.Namespace, config: Any, settings: Any, *, submit: bool) -> int:
     from engines.sweep import SweepError, estimate_sweep, prepare_sweep, with_exact_counts
     from engines.sweep_run import start
 
-    config, settings = _grid(args), _settings(args)
     try:
         est = estimate_sweep(config, settings, upkeep=args.upkeep)
     except SweepError as exc:
@@ -139,30 +148,36 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from engines.sweep_run import open_sweep, resume, wait
+    """Poll and collect each sweep named; several: their results side by side, per model."""
+    from cli.main import survival_table
+    from engines.sweep_run import compare, open_sweep, resume, wait
 
     store = _store(args)
-    _, settings = open_sweep(store, args.sweep_id)
-    if args.wait:
-        now = wait(store, args.sweep_id, settings, interval=args.interval, timeout=args.timeout,
-                   on_progress=lambda p: print(p.line(), file=sys.stderr))  # fmt: skip
-    else:
-        now = resume(store, args.sweep_id, settings)
-        print(now.line())
-    if now.result is None:
-        print("not finished yet: run collect again later (or with --wait)")
+    done, failed = [], 0
+    for sweep_id in args.sweep_id:
+        _, settings = open_sweep(store, sweep_id)
+        if args.wait:
+            now = wait(store, sweep_id, settings, interval=args.interval, timeout=args.timeout,
+                       on_progress=lambda p: print(p.line(), file=sys.stderr))  # fmt: skip
+        else:
+            now = resume(store, sweep_id, settings)
+            print(now.line())
+        if now.result is None:
+            print(f"{sweep_id}: not finished yet: run collect again later (or with --wait)")
+            continue
+        done.append((settings.model, now.result))
+        if now.failed:
+            failed += now.failed
+            print(f"{now.failed} request(s) failed: see `sweep failed {sweep_id}`")
+    if len(done) < len(args.sweep_id):
         return EXIT_OK
-    from cli.main import survival_table
-
-    print(survival_table(now.result))
+    result = done[0][1] if len(done) == 1 else compare(done)
+    print(survival_table(result))
     if args.csv:
-        Path(args.csv).write_text(now.result.to_csv(), encoding="utf-8")
+        Path(args.csv).write_text(result.to_csv(), encoding="utf-8")
     if args.json:
-        Path(args.json).write_text(now.result.to_json(), encoding="utf-8")
-    if now.failed:
-        print(f"{now.failed} request(s) failed: see `sweep failed {args.sweep_id}`")
-        return EXIT_FAILED
-    return EXIT_OK
+        Path(args.json).write_text(result.to_json(), encoding="utf-8")
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_failed(args: argparse.Namespace) -> int:
@@ -229,7 +244,9 @@ def register(sub: Any) -> None:
                        ("start", "print the estimate, confirm, then submit")):  # fmt: skip
         p = steps.add_parser(name, help=text)
         p.add_argument("--provider", default="openai", help="openai (default) or anthropic")
-        p.add_argument("--model", help="model name (default: the provider's first)")
+        p.add_argument("--model", action="append",
+                       help="model name (default: the provider's first); repeat it for one "
+                       "sweep per model, compared side by side by `collect ID ID`")  # fmt: skip
         p.add_argument("--base-url", help="another endpoint speaking the same API")
         p.add_argument("--key-env", help="environment variable holding the key")
         p.add_argument("--max-tokens", type=int, default=96, help="reply length cap (96)")
@@ -252,7 +269,7 @@ def register(sub: Any) -> None:
     p.add_argument("sweep_id", nargs="?")
     p.set_defaults(parser=p)
     p = steps.add_parser("collect", help="poll, collect what ended, show the result")
-    p.add_argument("sweep_id")
+    p.add_argument("sweep_id", nargs="+", help="one sweep, or several to compare per model")
     p.add_argument("--wait", action="store_true", help="poll until every request is back")
     p.add_argument("--interval", type=float, default=60.0, help="seconds between polls (60)")
     p.add_argument("--timeout", type=float, help="stop waiting after this many seconds")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from engines.survival import SurvivalResult
 from engines.sweep import (
@@ -261,3 +261,29 @@ def wait(
             return now
         time.sleep(interval)
         now = refresh(store, sweep_id, settings)
+
+
+def compare(results: Sequence[tuple[str, SurvivalResult]]) -> SurvivalResult:
+    """Several sweeps' results as one, each strategy row named with its model
+    ("window (k=3) · gpt-4o-mini"), so one heat map compares strategies across models."""
+    if not results:
+        raise SweepError("choose at least one collected sweep to compare")
+    rows, labels, turns, notes = [], [], set(), []
+    for model, result in results:
+        for label in result.strategies():
+            labels.append({"name": label, "params": {}, "label": f"{label} · {model}"})
+        rows.extend(replace(r, strategy=f"{r.strategy} · {model}") for r in result.rows)
+        turns.update(result.probe_turns())
+        notes.extend(f"{model}: {n}" for n in result.notes)
+    first = results[0][1]
+    config = {**first.config, "strategies": labels, "probe_turns": sorted(turns)}
+    return SurvivalResult(
+        config=config,
+        rows=rows,
+        mode=first.mode,
+        maintenance=first.maintenance,
+        provider_calls=sum(r.provider_calls for _, r in results),
+        maintenance_calls=sum(r.maintenance_calls for _, r in results),
+        notes=notes,
+        model=" vs ".join(m for m, _ in results),
+    )

@@ -12,9 +12,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, parse_turns
+from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, SurvivalResult, parse_turns
 from engines.sweep import UPKEEP_MODES, estimate_sweep, prepare_sweep
 from engines.sweep_run import (
+    compare,
     failed_requests,
     open_sweep,
     progress,
@@ -197,3 +198,23 @@ if now.result is not None:
     d1, d2, _ = st.columns([1, 1, 4])
     d1.download_button("Download CSV", result.to_csv(), "sweep.csv", "text/csv")
     d2.download_button("Download JSON", result.to_json(), "sweep.json", "application/json")
+
+# ---- several models side by side --------------------------------------------------------
+collected = [s for s in sweeps if s.has_result]
+if len(collected) > 1:
+    st.divider()
+    st.subheader("Compare models")
+    picked = st.multiselect(
+        "Collected sweeps to put side by side (one heat-map row per strategy and model)",
+        [s.id for s in collected],
+        format_func=lambda i: next(
+            f"{s.id[:8]} · {s.model} · {s.name}" for s in collected if s.id == i
+        ),  # fmt: skip
+        key="sweep-compare",
+    )
+    if len(picked) > 1:
+        records = [store.sweep(i) for i in picked]
+        both = compare([(r.model, SurvivalResult.from_dict(r.result)) for r in records if r.result])
+        st.plotly_chart(heatmaps(both), theme=None, key="sweep-compare-heatmaps")
+        st.download_button("Download CSV", both.to_csv(), "sweeps_compared.csv", "text/csv",
+                           key="sweep-compare-csv")  # fmt: skip

@@ -118,3 +118,26 @@ def test_exact_counts_come_from_the_counting_endpoint(env, capsys):
     code, _, err = run(capsys, "sweep", "--db", db, "plan", *endpoint, *GRID, "--exact-counts",
                        "--upkeep", "interactive")  # fmt: skip
     assert code == 2 and "use start" in err
+
+
+def test_two_models_two_sweeps_compared_side_by_side(env, capsys, tmp_path):
+    server, db, _ = env
+    server.polls_before_done = 0
+    endpoint = ["--provider", "anthropic", "--model", "claude-haiku-4-5", "--model",
+                "claude-sonnet-4-5", "--base-url", server.url, "--key-env", "SWEEP_CLI_KEY"]  # fmt: skip
+    code, out, _ = run(capsys, "sweep", "--db", db, "start", *endpoint, *GRID, "--yes")
+    assert code == 0 and out.count("requests submitted") == 2
+    assert "claude-haiku-4-5" in out and "claude-sonnet-4-5" in out  # an estimate for each
+    ids = [line.split()[1].rstrip(":") for line in out.splitlines() if "requests submitted" in line]
+    models = {b.lines[0]["body"]["model"] for b in server.batches.values()}
+    assert models == {"claude-haiku-4-5", "claude-sonnet-4-5"}
+    out_json = tmp_path / "both.json"
+    code, out, _ = run(capsys, "sweep", "--db", db, "collect", *ids, "--json", str(out_json))
+    assert code == 0
+    data = json.loads(out_json.read_text())
+    labels = [s["label"] for s in data["config"]["strategies"]]
+    assert labels == ["full · claude-haiku-4-5", "window (k=2) · claude-haiku-4-5",
+                      "full · claude-sonnet-4-5", "window (k=2) · claude-sonnet-4-5"]  # fmt: skip
+    assert {r["strategy"] for r in data["rows"]} == set(labels)
+    assert len(data["rows"]) == 2 * 4 * 2 * 2  # models x facts x strategies x turns
+    assert "window (k=2) · claude-sonnet-4-5" in out

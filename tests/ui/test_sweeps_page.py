@@ -3,6 +3,7 @@ fresh page (a reopened app) lists the sweep, polls, collects and draws the heat 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,3 +68,30 @@ def test_submit_close_reopen_collect(setup):
     assert len(again.get("plotly_chart")) == 2  # heat maps and tokens spent
     assert any("Results" in h.value for h in again.subheader)
     assert SweepStore(db).list_sweeps()[0].status == "collected"
+
+
+def test_two_collected_sweeps_compared_on_the_page(setup):
+    from engines.survival import DEFAULT_FACTS, SurvivalConfig
+    from engines.sweep import prepare_sweep
+    from engines.sweep_run import refresh, start
+    from memory.choices import StrategyChoice
+    from providers import preset
+
+    server, db = setup
+    server.polls_before_done = 0
+    config = SurvivalConfig(facts=DEFAULT_FACTS[:2], probe_turns=(2, 6),
+                            strategies=(StrategyChoice("full"), StrategyChoice("window", {"k": 2})))  # fmt: skip
+    store = SweepStore(db)
+    for model in ("claude-haiku-4-5", "claude-sonnet-4-5"):
+        settings = preset("anthropic").settings(model, base_url=server.url, api_key="k" * 20)
+        refresh(store, start(store, prepare_sweep(config, settings)), settings)
+    at = page()
+    assert len(at.get("plotly_chart")) == 2  # the open sweep's heat maps and tokens
+    picker = at.multiselect(key="sweep-compare")
+    picker.set_value(picker.options).run()
+    assert not at.exception, at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3
+    rows = json.loads(charts[-1].proto.spec)["data"][0]["y"]
+    assert set(rows) == {"full · claude-haiku-4-5", "window (k=2) · claude-haiku-4-5",
+                          "full · claude-sonnet-4-5", "window (k=2) · claude-sonnet-4-5"}  # fmt: skip
