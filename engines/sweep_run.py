@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from engines.survival import SurvivalResult
+from engines.survival import ProbeRow, SurvivalResult
 from engines.sweep import (
     SweepError,
     SweepPlan,
@@ -268,7 +268,10 @@ def compare(results: Sequence[tuple[str, SurvivalResult]]) -> SurvivalResult:
     ("window (k=3) · gpt-4o-mini"), so one heat map compares strategies across models."""
     if not results:
         raise SweepError("choose at least one collected sweep to compare")
-    rows, labels, turns, notes = [], [], set(), []
+    rows: list[ProbeRow] = []
+    labels: list[dict[str, object]] = []
+    turns: set[int] = set()
+    notes: list[str] = []
     for model, result in results:
         for label in result.strategies():
             labels.append({"name": label, "params": {}, "label": f"{label} · {model}"})
