@@ -9,6 +9,8 @@ resubmitted alone.
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import streamlit as st
 
@@ -31,6 +33,7 @@ from storage.sweeps import SweepStore
 
 st.set_page_config(page_title="Sweeps · Memory Lab", page_icon="📦", layout="wide")
 BATCH_PRESETS = ("openai", "anthropic")
+AUTO_POLL_S = 30.0
 
 
 @st.cache_resource
@@ -150,16 +153,23 @@ st.markdown(f"**{record.name}** · {record.provider} · {record.model} · _{reco
 estimate_lines = record.plan.get("estimate", {})
 if estimate_lines.get("upkeep_sentence"):
     st.caption(estimate_lines["upkeep_sentence"])
-st.progress(now.succeeded / max(1, now.requests), text=now.line())
 
+# An open sweep is polled when the page opens it, then at most every AUTO_POLL_S seconds
+# (any click reruns the page), or at once with the button.
+polled = st.session_state.setdefault("sweep-polled", {})
 polling = not now.done or now.planned
-if polling and st.button("Poll and collect", type="primary", key="sweep-poll"):
+due = time.monotonic() - polled.get(sweep_id, -AUTO_POLL_S) >= AUTO_POLL_S
+clicked = polling and st.button("Poll and collect", type="primary", key="sweep-poll")
+if polling and (due or clicked):
     try:
         now = resume(store, sweep_id, settings)
     except ProviderError as exc:
-        st.error(str(exc))
+        st.warning(f"Could not poll the provider: {exc}")
     else:
-        st.rerun()
+        polled[sweep_id] = time.monotonic()
+        if now.done:
+            st.rerun()
+st.progress(now.succeeded / max(1, now.requests), text=now.line())
 
 failed = failed_requests(store, sweep_id)
 if failed:
