@@ -14,6 +14,7 @@ written by a newer version, and is refused rather than misread.
 * ``ml_lane_states`` each lane's memory after its latest turn, to continue without any model
                      call (history pairs elided: they are the lane's recorded turns).
 * ``ml_meta``        ``schema``: the schema version last written (kept for older readers).
+* ``ml_sweep*``      batch sweeps: their tables live in storage/sweeps.py (migration 3).
 """
 
 from __future__ import annotations
@@ -118,7 +119,15 @@ def m002_lane_turns_by_turn(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_lane_turns_by_turn)
+def m003_sweeps(conn: Connection) -> None:
+    """The batch sweeps' tables (ml_sweeps, ml_sweep_requests, ml_sweep_batches), defined in
+    storage/sweeps.py; `checkfirst` keeps tables an earlier SweepStore created."""
+    from storage.sweeps import metadata as sweeps_metadata  # here: sweeps imports this module
+
+    sweeps_metadata.create_all(conn, checkfirst=True)
+
+
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_lane_turns_by_turn, m003_sweeps)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

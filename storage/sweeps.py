@@ -6,7 +6,8 @@ batch's results as soon as they are fetched. A process killed at any point reope
 sweep where it stopped: the store says which batches to poll and which requests to resubmit.
 
 The tables are this module's own (`ml_sweeps`, `ml_sweep_requests`, `ml_sweep_batches`) and
-are created idempotently when a SweepStore opens. No key is ever stored: settings are saved
+are created by the store's migration `m003_sweeps` (storage/schema.py), run by whichever of
+Store or SweepStore opens the database first. No key is ever stored: settings are saved
 without it (`ProviderSettings.public_dict`), bodies and replies never hold one.
 
 Over 400 lines on purpose: the three tables and the only code that reads and writes them
@@ -27,6 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from storage.schema import migrate
 from storage.store import default_url, normalise_url
 from storage.sweep_records import (
     FINAL_FAILED,
@@ -136,7 +138,7 @@ class SweepStore:
         self.url = normalise_url(url or default_url())
         self.engine = engine or self._engine()
         self._lock = threading.Lock() if self.url.get_backend_name() == "sqlite" else None
-        metadata.create_all(self.engine, checkfirst=True)
+        migrate(self.engine.begin)  # the store's migrations, the sweeps' tables among them
 
     def _engine(self) -> Engine:
         if self.url.get_backend_name() != "sqlite":

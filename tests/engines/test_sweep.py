@@ -317,3 +317,24 @@ def test_a_plan_saved_but_never_submitted_is_submitted_on_resume(fb, store):
     now = resume(store, sweep_id, settings)
     assert len(fb.batches) == 1 and now.done and now.result is not None
     assert resume(store, sweep_id, settings).done and len(fb.batches) == 1  # nothing sent twice
+
+
+def test_the_sweeps_tables_are_a_registered_store_migration(tmp_path):
+    import sqlalchemy as sa
+
+    from storage.schema import MIGRATIONS
+    from storage.store import Store
+
+    assert "m003_sweeps" in [m.__name__ for m in MIGRATIONS]
+    url = f"sqlite:///{tmp_path / 'migrated.sqlite3'}"
+    Store(url).close()  # the sessions store alone creates the sweeps' tables
+    engine = sa.create_engine(url)
+    tables = set(sa.inspect(engine).get_table_names())
+    assert {"ml_sweeps", "ml_sweep_requests", "ml_sweep_batches"} <= tables
+    with engine.connect() as conn:
+        names = set(conn.exec_driver_sql("SELECT name FROM ml_migrations").scalars())
+    assert "m003_sweeps" in names
+    engine.dispose()
+    again = SweepStore(url)  # and a SweepStore opening it runs nothing twice
+    assert again.list_sweeps() == []
+    again.close()
