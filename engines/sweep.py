@@ -49,10 +49,15 @@ class SweepError(ValueError):
     """A sweep that cannot be planned or run as asked; the message says what to change."""
 
 
-def body_key(body: Mapping[str, Any]) -> str:
-    """A stable hash of a request body (canonical JSON): equal bodies, equal keys."""
-    raw = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(raw.encode()).hexdigest()
+def body_json(body: Mapping[str, Any]) -> str:
+    """A body as compact JSON, keys in the builder's order (what the store keeps, once)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def body_key(body: Mapping[str, Any], raw: str | None = None) -> str:
+    """A hash of a request body's JSON (`raw` when already made): the body builder always
+    orders keys the same way, so equal requests give equal keys."""
+    return hashlib.sha256((raw if raw is not None else body_json(body)).encode()).hexdigest()
 
 
 def custom_id_of(key: str) -> str:
@@ -219,6 +224,7 @@ class PlannedRequest:
     body: Mapping[str, Any]
     prompt_tokens: int
     probes: int
+    body_json: str | None = None  # the body's JSON, made once for its hash and the store
 
 
 @dataclass(frozen=True)
@@ -293,11 +299,13 @@ def prepare_sweep(
 
     def capture(request: Request, on_delta: Callable[[str], None] | None) -> StaticReply:
         body = batch_body(request, settings)
-        key = body_key(body)
+        raw = body_json(body)
+        key = body_key(body, raw)
         with lock:
             old = found.get(key)
+            probes = (old.probes if old else 0) + 1
             found[key] = PlannedRequest(
-                custom_id_of(key), body, request.tokens.content, (old.probes if old else 0) + 1
+                custom_id_of(key), body, request.tokens.content, probes, raw
             )
         return StaticReply("", model=settings.model)
 

@@ -92,7 +92,8 @@ def save_plan(store: SweepStore, plan: SweepPlan, *, name: str | None = None) ->
         },  # fmt: skip
         upkeep=dict(plan.upkeep_records),
         requests=[
-            NewRequest(r.custom_id, r.body, r.prompt_tokens, r.probes) for r in plan.requests
+            NewRequest(r.custom_id, r.body, r.prompt_tokens, r.probes, r.body_json)
+            for r in plan.requests
         ],
     )
 

@@ -90,6 +90,7 @@ class NewRequest:
     body: Mapping[str, Any]
     prompt_tokens: int
     probes: int
+    body_json: str | None = None  # the body already as JSON (saved as is)
 
 
 @dataclass(frozen=True)

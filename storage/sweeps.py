@@ -212,7 +212,7 @@ class SweepStore:
                             "sweep_id": sweep_id,
                             "custom_id": r.custom_id,
                             "seq": i,
-                            "body": _dumps(dict(r.body)),
+                            "body": r.body_json or _dumps(dict(r.body)),
                             "prompt_tokens": r.prompt_tokens,
                             "probes": r.probes,
                             "batch_id": None,
