@@ -19,6 +19,9 @@ per model name:
                                  "expired", Anthropic result type "expired")
     server.fail_next             custom_ids failing in the NEXT batch only (then they succeed)
     server.expire_next           custom_ids expiring in the NEXT batch only
+
+A little over 400 lines: two providers' batch protocols in one fake, so tests and the bench
+start one server for both.
 """
 
 from __future__ import annotations
