@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from lanes.lane import LaneTurn
-from memory.types import PARTS, Part
+from memory.types import Part
 from present.lanes import FONT
 
 # one colour per part (Okabe–Ito, readable for colour-blind viewers), the same on every lane
