@@ -199,7 +199,7 @@ def _style(key: str) -> tuple[str, str, dict[str, object]]:
         return (
             RESERVE_LABEL,
             RESERVE_COLOR,
-            {"pattern": {"shape": "/", "fgcolor": "#A39B16", "size": 7}},
+            {"pattern": {"shape": "/", "fgcolor": "#A39B16", "size": 7, "fillmode": "overlay"}},
         )
     if key == "free":
         return FREE_LABEL, FREE_COLOR, {"line": {"color": "#CBD5E1", "width": 1}}
@@ -257,7 +257,7 @@ def _lane_traces(
             showlegend="upkeep" not in legend,
             marker={
                 "color": UPKEEP_COLOR,
-                "pattern": {"shape": "x", "fgcolor": "#00563F", "size": 6},
+                "pattern": {"shape": "x", "fgcolor": "#00563F", "size": 6, "fillmode": "overlay"},
             },
             hovertext=[_upkeep_hover(a) for a in anatomies],
             hovertemplate="turn %{x} · %{hovertext}<extra></extra>",
@@ -452,7 +452,7 @@ def comparison_anatomy_figure(
             legendgroup="upkeep",
             marker={
                 "color": UPKEEP_COLOR,
-                "pattern": {"shape": "x", "fgcolor": "#00563F", "size": 6},
+                "pattern": {"shape": "x", "fgcolor": "#00563F", "size": 6, "fillmode": "overlay"},
             },
             text=[f"upkeep {u:,}" if u else "" for u in upkeep],
             textposition="outside",

@@ -63,9 +63,11 @@ def section(
         "built; hover a part to see the turns it holds. Green bars: upkeep calls (summaries, "
         "fact extraction) spent outside the request."
     )
-    config = {"displayModeBar": False}
-    st.plotly_chart(cached[1], width="stretch", key=f"{key}-bars-{turn}", config=config)
+    config = {"displayModeBar": False}  # theme=None: the part colours exactly as in the report
+    st.plotly_chart(cached[1], width="stretch", key=f"{key}-bars-{turn}", config=config, theme=None)
     for line in turn_warnings(records, titles, turn=turn, window=window, reserve=reserve):
         st.warning(line)
     if cached[2] is not None:
-        st.plotly_chart(cached[2], width="stretch", key=f"{key}-grid-{turn}", config=config)
+        st.plotly_chart(
+            cached[2], width="stretch", key=f"{key}-grid-{turn}", config=config, theme=None
+        )
