@@ -273,7 +273,7 @@ def anatomy_grid_figure(
         _window_lines(
             fig, drawn_window, budget if budget and budget < length else None, row=row, col=col
         )
-    fig.update_yaxes(range=[0, length], gridcolor="#E5E7EB", tickformat=",")
+    fig.update_yaxes(range=[0, length], gridcolor="#E5E7EB", tickformat=",", automargin=True)
     fig.update_yaxes(title_text="tokens", col=1)
     fig.update_xaxes(range=[0.4, last_turn + 0.6], dtick=1 if last_turn <= 12 else 5)
     fig.update_xaxes(title_text="turn", row=rows)
@@ -368,7 +368,7 @@ def comparison_anatomy_figure(
                 annotation={"text": f"window {drawn_window:,}", "font": {"size": 14}},
                 annotation_position="top",
             )
-    fig.update_yaxes(autorange="reversed", tickfont={"size": 16})
+    fig.update_yaxes(autorange="reversed", tickfont={"size": 16}, automargin=True)
     fig.update_xaxes(range=[0, length], gridcolor="#E5E7EB", tickformat=",", title_text="tokens")
     title = f"What each lane sends at turn {turn}"
     if shown and drawn_window is None:

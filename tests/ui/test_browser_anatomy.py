@@ -79,6 +79,7 @@ def shoot(page, name: str, title: str) -> None:
 
 
 @pytest.mark.embedded
+@pytest.mark.timeout(3000)  # five turns x six lanes on the embedded model, on a busy machine
 def test_the_demo_shows_what_fills_each_request(tmp_path):
     env = {"MEMORY_LAB_DB_URL": f"sqlite:///{tmp_path / 'sessions.db'}"}
     with running_app(env=env) as url, chromium() as page:
