@@ -82,7 +82,7 @@ def _segments(anatomy: Anatomy, *, with_free: bool) -> list[tuple[str, int, str]
     return segments
 
 
-def _style(key: str) -> tuple[str, str, dict[str, object]]:
+def _style(key: str, *, outline: bool = True) -> tuple[str, str, dict[str, object]]:
     """Legend label, colour and marker extras of a bar segment."""
     if key == "reserve":
         return (
@@ -91,7 +91,9 @@ def _style(key: str) -> tuple[str, str, dict[str, object]]:
             {"pattern": {"shape": "/", "fgcolor": "#A39B16", "size": 7, "fillmode": "overlay"}},
         )
     if key == "free":
-        return FREE_LABEL, FREE_COLOR, {"line": {"color": "#CBD5E1", "width": 1}}
+        # outlined in the one-bar-per-lane view; in the turn-by-turn panels the free columns
+        # are a plain light background (thirty outlines read as stripes on a projector)
+        return FREE_LABEL, FREE_COLOR, {"line": {"color": "#CBD5E1", "width": 1 if outline else 0}}
     return PART_LABELS.get(key, key), PART_COLORS.get(key, "#888888"), {}
 
 
@@ -115,7 +117,7 @@ def _lane_traces(
     bases = [0] * len(anatomies)
     traces = []
     for index, key in enumerate(keys):
-        label, colour, extra = _style(key)
+        label, colour, extra = _style(key, outline=False)
         values = [stack[index][1] for stack in stacks]
         traces.append(
             go.Bar(
@@ -349,12 +351,13 @@ def comparison_anatomy_figure(
             hovertext=[_upkeep_hover(a) for _, a in shown],
             hovertemplate="%{y} · %{hovertext}<extra></extra>",
         )
-        # the request's total at the end of its coloured part
+        # the request's total, after the reply reserve (on the free space, where it reads)
         fig.add_scatter(
             y=lanes,
-            x=[a.total for _, a in shown],
+            x=[a.total + a.reserve for _, a in shown],
             mode="text",
-            text=[f" {a.total:,}" for _, a in shown],
+            text=[f" {a.total:,} sent" for _, a in shown],
+            cliponaxis=False,
             textposition="middle right",
             textfont={"size": 15, "color": "#111827"},
             showlegend=False,

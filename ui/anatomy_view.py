@@ -65,8 +65,9 @@ def section(
     )
     config = {"displayModeBar": False}  # theme=None: the part colours exactly as in the report
     st.plotly_chart(cached[1], width="stretch", key=f"{key}-bars-{turn}", config=config, theme=None)
-    for line in turn_warnings(records, titles, turn=turn, window=window, reserve=reserve):
-        st.warning(line)
+    lines = turn_warnings(records, titles, turn=turn, window=window, reserve=reserve)
+    if lines:
+        st.warning("\n".join(f"- {line}" for line in lines))
     if cached[2] is not None:
         st.plotly_chart(
             cached[2], width="stretch", key=f"{key}-grid-{turn}", config=config, theme=None
