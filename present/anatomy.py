@@ -158,21 +158,42 @@ def _lane_traces(
     return traces
 
 
-def _window_lines(fig: go.Figure, window: int | None, budget: int | None, **where: object) -> None:
-    if window:
-        fig.add_hline(
-            y=window,
-            line={"color": "#111827", "width": 2, "dash": "dash"},
-            **where,
-        )
+def _window_lines(
+    axis: str, window: int | None, budget: int | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Shapes and labels for one panel (axis suffix '' or '2', ...): the window dashed, the
+    budget dotted. Plain dicts added in one layout update (add_hline per panel is slow)."""
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    for value, colour, dash in ((window, "#111827", "dash"), (budget, "#6B7280", "dot")):
+        if value:
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": f"x{axis} domain",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": f"y{axis}",
+                    "y0": value,
+                    "y1": value,
+                    "line": {"color": colour, "width": 2, "dash": dash},
+                }
+            )
     if budget:
-        fig.add_hline(
-            y=budget,
-            line={"color": "#6B7280", "width": 2, "dash": "dot"},
-            annotation={"text": f"budget {budget:,}", "font": {"size": 13}},
-            annotation_position="top right",
-            **where,
+        notes.append(
+            {
+                "xref": f"x{axis} domain",
+                "x": 1,
+                "xanchor": "right",
+                "yref": f"y{axis}",
+                "y": budget,
+                "yanchor": "bottom",
+                "text": f"budget {budget:,}",
+                "showarrow": False,
+                "font": {"size": 14},
+            }
         )
+    return shapes, notes
 
 
 def _anatomies(records: Sequence[LaneTurn], window: int | None, reserve: int) -> list[Anatomy]:
@@ -265,21 +286,29 @@ def anatomy_grid_figure(
     )
     legend: set[str] = set()
     last_turn = max((a.turn for a in everything), default=1)
+    traces: list[go.Bar] = []
+    where: tuple[list[int], list[int]] = ([], [])
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     for i, name in enumerate(names):
-        row, col = i // columns + 1, i % columns + 1
-        for trace in _lane_traces(
-            per_lane[name], with_free=drawn_window is not None, legend=legend
-        ):
-            fig.add_trace(trace, row=row, col=col)
+        lane = _lane_traces(per_lane[name], with_free=drawn_window is not None, legend=legend)
+        traces += lane
+        where[0].extend([i // columns + 1] * len(lane))
+        where[1].extend([i % columns + 1] * len(lane))
         budget = per_lane[name][-1].budget if per_lane[name] else None
-        _window_lines(
-            fig, drawn_window, budget if budget and budget < length else None, row=row, col=col
+        lines, labels = _window_lines(
+            str(i + 1) if i else "", drawn_window, budget if budget and budget < length else None
         )
+        shapes += lines
+        notes += labels
+    if traces:
+        fig.add_traces(traces, rows=where[0], cols=where[1])
     fig.update_yaxes(range=[0, length], gridcolor="#E5E7EB", tickformat=",", automargin=True)
     fig.update_yaxes(title_text="tokens", col=1)
     fig.update_xaxes(range=[0.4, last_turn + 0.6], dtick=1 if last_turn <= 12 else 5)
     fig.update_xaxes(title_text="turn", row=rows)
-    fig.update_annotations(font={"size": 16})
+    fig.update_annotations(font={"size": 16})  # the lanes' titles
+    fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes])
     title = "What fills each request, turn by turn"
     if drawn_window is None and everything:
         title += f"<br><sup>{_off_scale_note(everything)}</sup>"
