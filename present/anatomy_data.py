@@ -35,7 +35,7 @@ FREE_LABEL, FREE_COLOR = "Free space", "#EEF2F6"
 UPKEEP_LABEL, UPKEEP_COLOR = "Upkeep calls (outside the request)", "#009E73"
 NEAR_FULL = 0.8  # share of the window (request + reply reserve) that earns a warning
 CROWDING = 0.5  # share of the request one memory part may take before it is called out
-OFF_SCALE = 5.0  # a window this many times the largest bar is noted, not drawn
+OFF_SCALE = 8.0  # a window this many times the largest bar is noted, not drawn
 
 
 @dataclass(frozen=True)

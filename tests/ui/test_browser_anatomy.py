@@ -14,7 +14,7 @@ import providers
 from lanes.session import LaneSpec, Session
 from memory.registry import DEFAULT_LANES
 from memory.types import Completion, Request
-from present.anatomy import PART_LABELS
+from present.anatomy import PART_LABELS, UPKEEP_LABEL
 from providers.fake import FakeTransport
 from scenarios import filler, fincoach
 from storage.store import Store
@@ -92,8 +92,10 @@ def test_the_demo_shows_what_fills_each_request(tmp_path):
         assert len(bars) == 1, bars
         traces = {name: (lanes, tokens) for name, lanes, tokens in bars[0]}
         labels = list(PART_LABELS.values())
-        assert set(labels) <= set(traces)  # one trace per part (reserve, free, upkeep beside)
-        assert len(bars[0]) == len(labels) + 3
+        # one trace per part, then the reply reserve, the free space and the upkeep beside
+        assert [t[0] for t in bars[0]] == [*labels, "Reply reserve", "Free space", UPKEEP_LABEL]
+        filled = [sum(tokens[i] for _, _, tokens in bars[0][:-1]) for i in range(len(LANES))]
+        assert len(set(filled)) == 1 and filled[0] >= 2048  # every bar spans the same window
         lanes = traces[labels[0]][0]
         assert lanes == LANES
         for i, title in enumerate(lanes):
