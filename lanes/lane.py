@@ -16,7 +16,7 @@ from memory.errors import ContextOverflow, MemoryLabError
 from memory.registry import create, spec
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
-from memory.types import Completion, MaintenanceCall, ModelFn, Request
+from memory.types import Completion, MaintenanceCall, ModelFn, Part, Request
 
 OK, ERROR, OVERFLOW, INCOMPLETE = "ok", "error", "overflow", "incomplete"
 
@@ -91,6 +91,7 @@ class TurnAccount(_Fields):
     facts: dict[str, Any] | None = None
     budget: int | None = None
     notes: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()  # the core's parts, their turns as conversation turns
 
     def __bool__(self) -> bool:
         return self != TurnAccount()
@@ -99,6 +100,7 @@ class TurnAccount(_Fields):
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("kept", "dropped", "summarised", "retrieved", "notes"):
             data[name] = list(data[name])
+        data["parts"] = [[p.name, p.tokens, list(p.turns)] for p in self.parts]
         return data
 
     @classmethod
@@ -109,6 +111,10 @@ class TurnAccount(_Fields):
         values = {k: v for k, v in data.items() if k in known}
         for name in ("kept", "dropped", "summarised", "retrieved", "notes"):
             values[name] = tuple(values.get(name) or ())
+        values["parts"] = tuple(
+            p if isinstance(p, Part) else Part(str(p[0]), int(p[1]), tuple(p[2]))
+            for p in values.get("parts") or ()
+        )
         return cls(**values)
 
 
@@ -315,6 +321,7 @@ class Lane:
             facts=dict(acc.facts) if acc.facts is not None else None,
             budget=acc.budget,
             notes=tuple(acc.notes),
+            parts=tuple(Part(p.name, p.tokens, tuple(conv(i) for i in p.turns)) for p in acc.parts),
         )
 
     def run(

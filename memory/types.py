@@ -95,6 +95,30 @@ class MaintenanceCall:
         return self.error is None
 
 
+# The parts a request is made of, in the order they are drawn: the system prompt, the known-facts
+# block, the summary (with its note or its message pair), turns recalled by relevance, recent
+# turns sent verbatim, the new user message, and the chat template's framing tokens (an
+# estimate, the same one `TokenCount.with_overhead` adds).
+PARTS: tuple[str, ...] = (
+    "system",
+    "facts",
+    "summary",
+    "retrieved",
+    "recent",
+    "new_message",
+    "framing",
+)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a request: its tokens, and the history turns it holds (if any)."""
+
+    name: str
+    tokens: int
+    turns: tuple[int, ...] = ()
+
+
 @dataclass(frozen=True)
 class Account:
     """What a strategy did to build a request: the UI shows this, it never recomputes it."""
@@ -109,6 +133,9 @@ class Account:
     facts: Mapping[str, Any] | None = None
     budget: int | None = None
     notes: tuple[str, ...] = ()
+    # one Part per name in PARTS; their tokens add up to the request's `with_overhead` count
+    # (and, without "framing", to its `content` count)
+    parts: tuple[Part, ...] = ()
 
 
 @dataclass(frozen=True)

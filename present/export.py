@@ -30,6 +30,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from lanes.lane import LaneTurn
+from present.anatomy import anatomy_html
 from present.lanes import (
     LANE_LEGEND,
     charted,
@@ -497,6 +498,7 @@ def to_html(
     else:
         parts.append("<p class='note'>No lane sent a request: nothing to chart.</p>")
     parts.append("</div></section>")
+    parts.append(anatomy_html(clean, titles, _fig_html))
     # table
     head = (
         "<tr><th>Strategy</th><th class='n'>Turns ok</th><th class='n'>Prompt tokens "

@@ -21,7 +21,7 @@ from lanes.lane import LaneTurn
 from lanes.session import Session
 from present.lanes import LANE_LEGEND, comparison_figure, cumulative_figure, lane_figure
 from storage.store import INTERRUPTED
-from ui import persistence
+from ui import anatomy_view, persistence
 from ui.app_state import AppConfig
 
 KEY = "presentation"
@@ -137,6 +137,7 @@ def render(session: Session, config: AppConfig | None = None) -> None:
         key=f"present-cumulative-{session.id}-{turn}",
         config={"displayModeBar": False},
     )
+    anatomy_view.section(session, records=records, turn=turn, key="present-anatomy", grid=False)
     names = list(session.lanes)
     for start in range(0, len(names), LANES_PER_ROW):
         row = st.columns(LANES_PER_ROW, gap="medium")

@@ -17,7 +17,16 @@ from typing import Any, ClassVar, Literal
 from memory.errors import ContextOverflow, InvalidMessage, InvalidParameter
 from memory.maintenance import call_model, parse_summary, summary_request
 from memory.tokens import TokenCounter
-from memory.types import Account, MaintenanceCall, Message, ModelFn, Request, Turn
+from memory.types import (
+    Account,
+    MaintenanceCall,
+    Message,
+    ModelFn,
+    Part,
+    Request,
+    TokenCount,
+    Turn,
+)
 
 Placement = Literal["system", "message"]
 SUMMARY_NOTE = (
@@ -327,6 +336,7 @@ class Strategy:
         if self.summary_truncated is not None and summary:
             notes = [*notes, f"the summary was cut to {self.summary_truncated} tokens to fit"]
         dropped = self._dropped(verbatim)
+        parts = self._parts(system, extra, verbatim, retrieved, user_text, tokens)
         account = Account(
             strategy=self.name,
             turn=len(self.history) + 1,
@@ -338,6 +348,7 @@ class Strategy:
             facts=dict(self.facts) if self.uses_facts else None,
             budget=budget,
             notes=tuple(notes),
+            parts=parts,
         )
         return Request(
             system=system,
@@ -345,4 +356,36 @@ class Strategy:
             tokens=tokens,
             account=account,
             maintenance=tuple(maintenance),
+        )
+
+    def _parts(
+        self,
+        system: str,
+        extra: Sequence[Message],
+        verbatim: Sequence[int],
+        retrieved: Sequence[int],
+        user_text: str,
+        tokens: TokenCount,
+    ) -> tuple[Part, ...]:
+        """The request split into PARTS. The system text is prompt, facts block, then summary:
+        each part is what its text adds to the count of the text before it, so the parts add
+        up exactly to the counted total (a token merged across a join goes to the later part)."""
+        count = self.counter.count
+        bare = count(self.system_prompt)
+        with_facts = count(self.system_text(None))
+        fetched = set(retrieved)
+        recent = [i for i in verbatim if i not in fetched]
+        summary_turns = tuple(self.summarised) if self.summary else ()
+        return (
+            Part("system", bare),
+            Part("facts", with_facts - bare),
+            Part(
+                "summary",
+                count(system) - with_facts + self.counter.count_messages(extra),
+                summary_turns,
+            ),
+            Part("retrieved", self.history.tokens(list(retrieved)), tuple(retrieved)),
+            Part("recent", self.history.tokens(recent), tuple(recent)),
+            Part("new_message", count(user_text)),
+            Part("framing", tokens.with_overhead - tokens.content),
         )

@@ -36,6 +36,8 @@ def test_the_html_report_is_self_contained_and_has_every_part(saved):
     assert ids == [
         "fig-comparison",
         "fig-cumulative",
+        "fig-anatomy-turn",
+        "fig-anatomy-grid",
         *[f"fig-lane-{i}" for i in range(6)],
         "fig-survival-0",
     ]

@@ -60,6 +60,8 @@ def test_the_report_renders_every_chart_with_no_network():
     assert [p[0] for p in plots] == [
         "fig-comparison",
         "fig-cumulative",
+        "fig-anatomy-turn",
+        "fig-anatomy-grid",
         *[f"fig-lane-{i}" for i in range(6)],
         "fig-survival-0",
     ]

@@ -122,7 +122,7 @@ def test_continue_and_present_put_the_session_on_the_main_page(fake_transport):
     assert shown(at, "Turn 1 of 3")
     assert not [c for c in at.code if c.value.lstrip().startswith("{")]  # no payloads
     charts = at.get("plotly_chart")
-    assert len(charts) == 2 + 6
+    assert len(charts) == 2 + 1 + 6  # comparison, cumulative, anatomy at the turn, six lanes
     comparison = json.loads(charts[0].proto.spec)
     assert all(list(t["x"]) == [1] for t in comparison["data"])  # drawn up to turn 1
     ok(button(at, "Next ▶").click().run())
