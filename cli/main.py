@@ -1,11 +1,14 @@
-"""The lab's engines from the command line (for CI and notebooks).
+"""Compare LLM memory strategies from the terminal: the `memory-lab` command.
 
-    python -m cli survival --probe-turns 2,5,10 --strategy full --strategy window:k=3
-    python -m cli survival --payload-only --csv out.csv --json out.json
-    python -m cli simulate --turns 200 --strategy full --strategy summary_buffer:budget=800
+    memory-lab simulate                                   # seed 000's growth table
+    memory-lab survival --payload-only --json > grid.json
+    memory-lab app                                        # the browser app
 
-Exit codes: 0 done, 1 the run failed (e.g. the model could not start), 2 bad arguments
-(with a message saying what to change), 130 interrupted (the rows so far are still written).
+Results go to stdout, progress (a bar, only on a terminal) and notes to stderr. Each
+subcommand's arguments are read by its own functions below (`_survival_config`,
+`_simulate_config`); `cli/conventions.py` holds the exit codes and the file checks.
+
+Reason for length (over ~400 lines): two subcommands' text output and argument tables.
 """
 
 from __future__ import annotations
@@ -17,15 +20,33 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from cli import sweep
+from cli.app import add_app_parser
+from cli.conventions import (
+    EXIT_CODES_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    STDOUT,
+    HelpFormatter,
+    UsageError,
+    check_writable,
+    print_json,
+    read_text_arg,
+    write_output,
+)
+from cli.progress import ProgressBar
 from engines.simulator import (
     FALLBACK_PRICES,
     TURN_SOURCES,
     Price,
     SimConfig,
+    Simulation,
     SimulationError,
     default_prices,
     format_seed_table,
@@ -51,12 +72,7 @@ from memory.registry import REGISTRY
 from scenarios import filler as filler_mod
 from scenarios.filler import TranscriptError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class UsageError(Exception):
-    """Arguments that cannot run; reported with exit code 2."""
-
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "UsageError", "main"]
 
 # --- helpers -----------------------------------------------------------------------------
 
@@ -85,32 +101,13 @@ def _split_strategies(value: str) -> list[str]:
     return [value]
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse an output path that cannot be written before a long run, not after it."""
-    for flag in ("csv", "json"):
-        path = getattr(args, flag, None)
-        if not path:
-            continue
-        target = Path(path)
-        folder = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
-        if (
-            target.is_dir()
-            or folder is None
-            or not folder.is_dir()
-            or not os.access(folder, os.W_OK)
-        ):
-            raise UsageError(f"--{flag} {path}: cannot write there (not a writable folder)")
-        if target.exists() and not os.access(target, os.W_OK):
-            raise UsageError(f"--{flag} {path}: the file is not writable")
-
-
-def _write(path: str | None, text: str) -> None:
-    if not path:
-        return
-    target = Path(path)
-    if target.parent and not target.parent.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+def _load_transcript(path: str, flag: str) -> list[filler_mod.FillerTurn]:
+    """A transcript file named by `flag`: read as UTF-8 first, so a bad file is exit 2."""
+    text = read_text_arg(path, flag)
+    try:
+        return filler_mod.parse_transcript(text, name=Path(path).name)
+    except TranscriptError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -136,9 +133,7 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
         facts = SurvivalConfig().facts
         if args.facts:
             try:
-                data = json.loads(Path(args.facts).read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise UsageError(f"cannot read --facts {args.facts}: {exc.strerror}") from None
+                data = json.loads(read_text_arg(args.facts, "--facts"))
             except json.JSONDecodeError as exc:
                 raise UsageError(f"--facts {args.facts} is not valid JSON: {exc.msg}") from None
             except UnicodeDecodeError as exc:
@@ -160,10 +155,7 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
             )
         filler = None
         if args.filler and args.filler != "builtin":
-            try:
-                filler = tuple(filler_mod.load_transcript(args.filler))
-            except TranscriptError as exc:
-                raise UsageError(f"--filler: {exc}") from None
+            filler = tuple(_load_transcript(args.filler, "--filler"))
         replies = "fixed" if args.fixed_replies else args.replies
         config = SurvivalConfig(
             facts=facts,
@@ -231,34 +223,17 @@ def survival_table(result: SurvivalResult) -> str:
     return "\n".join(out)
 
 
-def _progress_printer(stream: Any) -> Callable[[Progress], None]:
-    tty = hasattr(stream, "isatty") and stream.isatty()
-    last = {"shown": -1}
+def _survival_progress(bar: ProgressBar) -> Callable[[Progress], None]:
+    """Engine progress -> the bar: probes done, and model calls as the note."""
 
     def show(p: Progress) -> None:
-        step = max(1, p.total // 20) if p.total else max(1, p.rows_total // 20)
-        mark = p.done if p.total else p.rows
-        if not tty and mark // step == last["shown"]:
-            return
-        last["shown"] = mark // step
-        if p.total:
-            text = (
-                f"calls {p.done}/{p.total} done, {p.to_go} to go · probes {p.rows}/{p.rows_total}"
-            )
-        else:
-            text = f"probes {p.rows}/{p.rows_total}"
-        stream.write(("\r" + text + " " * 8) if tty else text + "\n")
-        stream.flush()
+        note = f"calls {p.done}/{p.total}" if p.total else ""
+        bar.update(p.rows, p.rows_total, note)
 
     return show
 
 
-def cmd_survival(args: argparse.Namespace) -> int:
-    _check_outputs(args)
-    config = _survival_config(args)
-    with_model = not args.payload_only
-    est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
-    err = sys.stderr
+def _plan(config: SurvivalConfig, est: Any, with_model: bool) -> str:
     plan = (
         f"Plan: {len(config.facts)} facts x {len(config.strategies)} strategies x "
         f"{len(config.probe_turns)} probe turns = {est.rows} probes; "
@@ -270,9 +245,46 @@ def cmd_survival(args: argparse.Namespace) -> int:
         )
     else:
         plan += "no model calls (payload only)"
+    return plan
+
+
+class _Interrupts:
+    """Ctrl-C once: finish the calls in flight and keep the rows so far. Twice: stop now."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+        self.previous: Any = None
+        self.active = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self) -> _Interrupts:
+        if self.active:
+            self.previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.cancel.is_set():
+            raise KeyboardInterrupt
+        self.cancel.set()
+        sys.stderr.write("\ninterrupted: finishing the calls in flight, keeping the rows so far\n")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def cmd_survival(args: argparse.Namespace) -> int:
+    config = _survival_config(args)
+    to_stdout = args.json == STDOUT
+    check_writable(args.csv, "--csv")
+    check_writable(args.json, "--json")
+    with_model = not args.payload_only
+    est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
+    err = sys.stderr
+    plan = _plan(config, est, with_model)
     err.write(plan + "\n")
     if args.estimate_only:
-        print(json.dumps(est.as_dict(), indent=2))
+        print_json(est.as_dict())
         return EXIT_OK
     send = model_fn = None
     description = "payload only (no model)"
@@ -286,46 +298,33 @@ def cmd_survival(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     err.write(f"Model: {description}\n")
     cancel = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
-
-    def interrupt(signum: int, frame: Any) -> None:
-        cancel.set()
-        err.write("\ninterrupted: finishing the calls in flight, keeping the rows so far\n")
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, interrupt)
-    try:
+    with _Interrupts(cancel), ProgressBar("probes", "probe", quiet=args.quiet) as bar:
         result = run_survival(
             config,
             send=send,
             summarize=model_fn,
             extract=model_fn,
-            on_progress=None if args.quiet else _progress_printer(err),
+            on_progress=_survival_progress(bar) if bar.shown else None,
             cancel=cancel,
             workers=args.workers or (1 if args.provider == "embedded" else None),
             expected_calls=est.calls,
         )
-    finally:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, previous)
-    if not args.quiet:
-        err.write("\n")
     result.model = result.model or description
-    print(survival_table(result))
-    for note in result.notes:
-        print(f"note: {note}")
-    if args.rows:
-        print()
-        for r in result.rows:
-            print(
-                f"[{r.strategy} N={r.probe_turn} {r.fact}] payload={r.in_payload} "
-                f"recalled={r.recalled} {r.flag} | {r.probe} -> {r.reply[:160]!r}"
-            )
-    _write(args.csv, result.to_csv())
-    _write(args.json, result.to_json())
-    for path in (args.csv, args.json):
-        if path:
-            err.write(f"wrote {path}\n")
+    if to_stdout:
+        print_json(result.as_dict())
+    else:
+        print(survival_table(result))
+        for note in result.notes:
+            print(f"note: {note}")
+        if args.rows:
+            print()
+            for r in result.rows:
+                print(
+                    f"[{r.strategy} N={r.probe_turn} {r.fact}] payload={r.in_payload} "
+                    f"recalled={r.recalled} {r.flag} | {r.probe} -> {r.reply[:160]!r}"
+                )
+    write_output(args.csv, result.to_csv())
+    write_output(args.json, result.to_json())
     if result.cancelled:
         err.write(f"cancelled: {len(result.rows)} of {est.rows} probes done\n")
         return EXIT_INTERRUPTED
@@ -371,20 +370,18 @@ def _prices(values: Sequence[str] | None) -> list[Price]:
     return out
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    _check_outputs(args)
+def _simulate_config(args: argparse.Namespace) -> SimConfig:
+    """The simulator's config from `memory-lab simulate`'s arguments (UsageError if unusable)."""
     try:
         if args.user_turns in TURN_SOURCES:
             turns = user_turns_from(args.user_turns)
         else:
             try:
-                loaded = filler_mod.load_transcript(args.user_turns)
-            except TranscriptError as exc:
-                raise UsageError(
-                    f"--user-turns: {exc} (or use one of {', '.join(TURN_SOURCES)})"
-                ) from None
+                loaded = _load_transcript(args.user_turns, "--user-turns")
+            except UsageError as exc:
+                raise UsageError(f"{exc} (or use one of {', '.join(TURN_SOURCES)})") from None
             turns = tuple(t.user for t in loaded)
-        config = SimConfig(
+        return SimConfig(
             user_turns=turns,
             reply_tokens=args.reply_tokens,
             turns=args.turns,
@@ -393,13 +390,62 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             facts_tokens=args.facts_tokens,
             overhead=args.overhead,
         ).validate()
-        prices = _prices(args.price)
-        sim = simulate(config)
     except (SimulationError, MemoryLabError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def simulation_data(sim: Simulation, prices: Sequence[Price]) -> dict[str, Any]:
+    """`memory-lab simulate --json`: config, every row, totals, costs, and the seed check."""
+    data: dict[str, Any] = json.loads(sim.to_json())
+    data["totals"] = {label: asdict(sim.totals(label)) for label in sim.labels}
+    data["costs"] = sim.cost_table(prices)
+    data["matches_seed"] = matches_seed(sim)
+    return data
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    config = _simulate_config(args)
+    prices = _prices(args.price)
+    check_writable(args.csv, "--csv")
+    check_writable(args.json, "--json")
+    try:
+        sim = _simulate_with_progress(config, quiet=args.quiet)
+    except (SimulationError, MemoryLabError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json == STDOUT:
+        print_json(simulation_data(sim, prices))
+    else:
+        _print_simulation(sim, config, prices, full_table=args.full_table)
+    write_output(args.csv, sim.to_csv())
+    write_output(args.json, sim.to_json())
+    return EXIT_OK
+
+
+def _simulate_with_progress(config: SimConfig, *, quiet: bool) -> Simulation:
+    """`simulate(config)`, one strategy at a time so a bar can show how far it is (strategies
+    never share state in the simulator, so the merged result is the same)."""
+    with ProgressBar("strategies", "strategy", quiet=quiet) as bar:
+        if not bar.shown or len(config.strategies) == 1:
+            return simulate(config)
+        merged: Simulation | None = None
+        for done, choice in enumerate(config.strategies):
+            bar.update(done, len(config.strategies), choice.label)
+            part = simulate(replace(config, strategies=(choice,)))
+            if merged is None:
+                merged = Simulation(config, part.system_tokens)
+            merged.rows.update(part.rows)
+            merged.names.update(part.names)
+        bar.update(len(config.strategies), len(config.strategies))
+        assert merged is not None
+        return merged
+
+
+def _print_simulation(
+    sim: Simulation, config: SimConfig, prices: Sequence[Price], *, full_table: bool
+) -> None:
     for label in sim.labels:
         print(f"== {label} ==")
-        if args.full_table or config.n_turns <= 30:
+        if full_table or config.n_turns <= 30:
             print(format_seed_table(sim, label))
         else:
             t = sim.totals(label)
@@ -415,12 +461,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(_table(header, [[row[h] for h in header] for row in table]))
     if matches_seed(sim):
         print("\nThe full buffer matches seed 000's table exactly (5,611 tokens, 6.55x).")
-    _write(args.csv, sim.to_csv())
-    _write(args.json, sim.to_json())
-    for path in (args.csv, args.json):
-        if path:
-            sys.stderr.write(f"wrote {path}\n")
-    return EXIT_OK
 
 
 # --- parser ------------------------------------------------------------------------------
@@ -452,17 +492,71 @@ def _non_negative(text: str) -> int:
     return value
 
 
+MAIN_EXAMPLES = """examples:
+  memory-lab simulate                                  # seed 000's table: 5,611 tokens, 6.55x
+  memory-lab simulate --turns 200 --strategy full --strategy window:k=3 --csv growth.csv
+  memory-lab survival --payload-only                   # no model: in-payload verdicts only
+  memory-lab survival --payload-only --json > grid.json
+  memory-lab survival --probe-turns 2,5,10 --strategy full --strategy window:k=3
+  memory-lab app                                       # the app on http://127.0.0.1:8501
+
+Each command has its own --help. Results go to stdout; progress and notes to stderr.
+
+"""
+
+SURVIVAL_EXAMPLES = """examples:
+  memory-lab survival --payload-only --probe-turns 2,5,10,20,50
+  memory-lab survival --payload-only --json --quiet | jq '.rows | length'
+  memory-lab survival --provider openai --model gpt-4o-mini --strategy full --strategy hybrid
+  memory-lab survival --estimate-only --strategy entity
+
+"""
+
+SIMULATE_EXAMPLES = """examples:
+  memory-lab simulate
+  memory-lab simulate --turns 1000 --strategy full --strategy summary_buffer:budget=800
+  memory-lab simulate --user-turns chat.txt --price gpt-4o=2.5/10 --json
+
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     names = ", ".join(REGISTRY)
-    parser = _Parser(prog="python -m cli", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = _Parser(
+        prog="memory-lab",
+        description=__doc__.split("\n\n")[0],
+        epilog=MAIN_EXAMPLES + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, metavar="COMMAND"
+    )
+    _add_simulate_parser(sub, names)
+    _add_survival_parser(sub, names)
+    add_app_parser(sub)
+    sweep.register(sub)  # `memory-lab sweep ...` lives in cli/sweep.py
+    return parser
 
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memory-lab")
+    except PackageNotFoundError:
+        return "(not installed: run from a checkout)"
+
+
+def _add_survival_parser(sub: Any, names: str) -> None:
     s = sub.add_parser(
         "survival",
         help="plant facts at turn 1, probe at turn N, per strategy",
         description="Fact survival: is a fact planted early still in the payload, and "
         "recalled, at turn N? Default model: the embedded SmolLM2 (small: in-payload is "
         "the fair test, recall is noisy).",
+        epilog=SURVIVAL_EXAMPLES + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
     )
     s.add_argument(
         "--probe-turns", default="2,5,10,20,50", help="turns N to probe at (2,5,10,20,50)"
@@ -501,18 +595,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="strategies run at once (default: 1 on the embedded model, whose batched replies "
         "can differ run to run; all strategies on other providers)",
     )
-    s.add_argument("--csv", help="write every probe row here")
-    s.add_argument("--json", help="write config, rows and totals here")
+    s.add_argument("--csv", metavar="FILE", help="write every probe row here")
+    s.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
+                   help="write config, rows and totals to FILE; with no FILE, print them on "
+                   "stdout as JSON instead of the tables")  # fmt: skip
     s.add_argument("--rows", action="store_true", help="also print every probe and reply")
     s.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
-    s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     s.set_defaults(func=cmd_survival, parser=s)
 
+
+def _add_simulate_parser(sub: Any, names: str) -> None:
     g = sub.add_parser(
         "simulate",
         help="model-free token growth per strategy (seed 000's table by default)",
         description="Token growth without a model: user turns counted with tiktoken, replies "
         "of a fixed length. Defaults reproduce seed 000's table.",
+        epilog=SIMULATE_EXAMPLES + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
     )
     g.add_argument("--turns", type=_positive, help="number of turns, up to 1000 (default 10)")
     g.add_argument(
@@ -531,14 +631,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--price", action="append", metavar="NAME=IN/OUT",
                    help="$ per million tokens, repeatable (default: catalog prices)")  # fmt: skip
     g.add_argument("--full-table", action="store_true", help="print every turn even past 30")
-    g.add_argument("--csv", help="write every row here")
-    g.add_argument("--json", help="write config and rows here")
+    g.add_argument("--csv", metavar="FILE", help="write every row here")
+    g.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
+                   help="write config and rows to FILE; with no FILE, print rows, totals and "
+                   "costs on stdout as JSON instead of the tables")  # fmt: skip
+    g.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     g.set_defaults(func=cmd_simulate, parser=g)
-    sweep.register(sub)  # `python -m cli sweep ...` lives in cli/sweep.py
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit code (see EXIT_CODES_HELP)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -547,6 +649,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, "parser", parser).print_usage(sys.stderr)
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `memory-lab ... | head`: the reader left; not an error
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a failed run is exit 1 with a one-line reason
+        sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")
+        if os.environ.get("MEMORY_LAB_DEBUG"):
+            raise
+        return EXIT_FAILED
+
+
+def console() -> None:
+    """The `memory-lab` console script."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":

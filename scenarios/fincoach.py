@@ -1,7 +1,7 @@
 """FinCoach, the worked example of seed 000: its system prompt, demo turns and simulated turns.
 
 These texts are fixtures: the seed's token tables are reproduced from them exactly
-(o200k_base: the system prompt is 132 tokens).
+(o200k_base: the system prompt is 132 tokens). docs/seed-figures.md quotes them, with the source.
 """
 
 from __future__ import annotations

@@ -3,6 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/streamlit run app.py \
-  --server.address 127.0.0.1 --server.port "${PORT:-8501}" \
-  --browser.gatherUsageStats false "$@"
+# `memory-lab app` adds the offline-safe Streamlit flags; extra arguments go to Streamlit.
+exec .venv/bin/memory-lab app --port "${PORT:-8501}" -- "$@"

@@ -19,6 +19,14 @@ if ! stamp_ok .venv/.runtime-installed requirements.txt || ! stamp_ok .venv/.run
   touch .venv/.runtime-installed
 fi
 
+# The project itself, editable, so `.venv/bin/memory-lab` runs this checkout's code. Its
+# dependencies are the pins above; setuptools is pinned because older ones cannot build it.
+if ! stamp_ok .venv/.project-installed pyproject.toml || ! stamp_ok .venv/.project-installed requirements-build.txt; then
+  "${PIP[@]}" install -r requirements-build.txt
+  "${PIP[@]}" install --no-deps --no-build-isolation -e .
+  touch .venv/.project-installed
+fi
+
 if [ "${1:-}" = "--test" ]; then
   if ! stamp_ok .venv/.dev-installed requirements-dev.txt; then
     "${PIP[@]}" install -r requirements-dev.txt

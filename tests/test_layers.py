@@ -33,6 +33,7 @@ PROJECT = {
     "present",
     "ui",
     "cli",
+    "memorylab",
 }
 NETWORK = {"openai", "anthropic", "httpx", "requests", "urllib", "socket", "http", "xllamacpp"}
 
@@ -46,6 +47,7 @@ FORBIDDEN = {
     "engines": {"streamlit", "ui", "present", "cli"},
     "present": {"streamlit", "ui", "cli"},
     "cli": {"streamlit", "ui"},
+    "memorylab": {"streamlit", "ui", "present", "cli"},
 }
 
 

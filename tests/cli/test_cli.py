@@ -65,7 +65,7 @@ def test_simulate_writes_csv_and_json(tmp_path):
         (["survival", "--strategy", "nope"], "unknown strategy"),
         (["survival", "--payload-only", "--replies", "generated"], "no model to generate"),
         (["survival", "--facts", "/no/such.json"], "cannot read --facts"),
-        (["survival", "--filler", "/no/such.txt"], "--filler: cannot read"),
+        (["survival", "--filler", "/no/such.txt"], "cannot read --filler /no/such.txt"),
         (["survival", "--plant-turn", "3", "--probe-turns", "2,5"], "after the facts are planted"),
         (["survival", "--provider", "nosuch", "--probe-turns", "2"], "unknown provider 'nosuch'"),
         (["frobnicate"], "invalid choice"),
@@ -146,7 +146,14 @@ def test_survival_estimate_only():
     assert "Plan: 4 facts x 2 strategies x 2 probe turns = 16 probes" in done.stderr
 
 
-def test_help_lists_both_commands():
+def test_help_lists_the_commands_examples_and_exit_codes():
     done = cli("--help")
     assert done.returncode == 0
-    assert "survival" in done.stdout and "simulate" in done.stdout
+    for command in ("simulate", "survival", "app"):
+        assert f"\n    {command} " in done.stdout
+    assert "examples:\n  memory-lab simulate" in done.stdout
+    assert "exit codes:\n  0    done\n  1    the run failed" in done.stdout
+    assert "2    bad usage" in done.stdout and "130  interrupted" in done.stdout
+    for command in ("simulate", "survival", "app"):
+        sub = cli(command, "--help")
+        assert sub.returncode == 0 and "examples:" in sub.stdout, command

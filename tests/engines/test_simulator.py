@@ -1,4 +1,5 @@
-"""The token-growth simulator: seed 000's table to the token, and the projected strategies."""
+"""The token-growth simulator: seed 000's table to the token (docs/seed-figures.md), and the
+projected strategies."""
 
 from __future__ import annotations
 

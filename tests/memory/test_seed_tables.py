@@ -1,4 +1,7 @@
-"""Seed 000's model-free growth table, reproduced to the token, and its live-demo message counts."""
+"""Seed 000's model-free growth table, reproduced to the token, and its live-demo message counts.
+
+The figures are quoted, with their source, in docs/seed-figures.md.
+"""
 
 from memory.registry import create
 from memory.replay import growth_factor, growth_table, replay

@@ -1,4 +1,5 @@
-"""Behaviour exactly at the trigger threshold, one token below and one above (seed 004)."""
+"""Behaviour exactly at the trigger threshold, one token below and one above (seed 004's check,
+quoted in docs/seed-figures.md)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,88 @@
+"""`memory-lab app`: start the Streamlit app with the project's offline-safe flags.
+
+Where the app lives: `app.py` and `pages/` sit beside the `cli` package, both in a checkout
+and in an installed copy (the wheel ships them as the top-level module `app` and the folder
+`pages/`), so the same lookup works for `pip install .`, `pip install -e .` and `python -m cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from cli.conventions import EXIT_OK, HelpFormatter, UsageError
+
+HOME = Path(__file__).resolve().parent.parent
+
+# The settings of .streamlit/config.toml, as flags: an installed copy has no such file, and
+# these are what keep the app local and quiet (loopback only, no usage statistics, no browser).
+OFFLINE_FLAGS: tuple[str, ...] = (
+    "--server.headless", "true",
+    "--browser.gatherUsageStats", "false",
+    "--runner.parallelMaxWorkers", "10",
+    "--client.toolbarMode", "minimal",
+)  # fmt: skip
+
+
+def app_script() -> Path:
+    """The main page script; UsageError when the installed copy lacks it."""
+    script = HOME / "app.py"
+    if not script.is_file() or not (HOME / "pages").is_dir():
+        raise UsageError(f"the app is not installed beside the cli package (looked in {HOME})")
+    return script
+
+
+def _port(args: argparse.Namespace) -> int:
+    if args.port is not None:
+        return int(args.port)
+    raw = os.environ.get("PORT", "").strip() or "8501"
+    if not raw.isdigit():
+        raise UsageError(f"PORT={raw!r} is not a port number: use --port N")
+    return int(raw)
+
+
+def command(args: argparse.Namespace) -> list[str]:
+    """The Streamlit command line `memory-lab app` runs."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(app_script()),
+        "--server.address", args.address,
+        "--server.port", str(_port(args)),
+        *OFFLINE_FLAGS,
+        *args.streamlit_args,
+    ]  # fmt: skip
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    argv = command(args)
+    if args.print_command:
+        print(shlex.join(argv))
+        return EXIT_OK
+    sys.stderr.write(f"Memory Lab on http://{args.address}:{_port(args)} (Ctrl-C stops it)\n")
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)  # Streamlit owns the process (and Ctrl-C) from here
+
+
+def add_app_parser(sub: Any) -> None:
+    """`memory-lab app`'s arguments (`sub` is the subcommands action of the main parser)."""
+    a = sub.add_parser(
+        "app",
+        help="start the app in the browser (Streamlit, local only)",
+        description="Start the Memory Lab app on this machine: loopback only, no usage "
+        "statistics, no browser opened for you. Any argument after `--` goes to Streamlit.",
+        epilog="examples:\n"
+        "  memory-lab app                      # http://127.0.0.1:8501\n"
+        "  memory-lab app --port 8600\n"
+        "  memory-lab app -- --logger.level debug",
+        formatter_class=HelpFormatter,
+    )
+    a.add_argument("--port", type=int, help="port (default: $PORT, else 8501)")
+    a.add_argument("--address", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    a.add_argument(
+        "--print-command", action="store_true", help="print the Streamlit command and stop"
+    )
+    a.add_argument("streamlit_args", nargs="*", help="extra Streamlit flags, after `--`")
+    a.set_defaults(func=cmd_app, parser=a)
