@@ -61,7 +61,7 @@ def test_replay_agrees_with_the_simulator_for_every_strategy():
         "full",
         "window (k=2)",
         "token_window (budget=400)",
-        "retrieval (k=2, top_k=2)",
+        "retrieval (k=2, recall_budget=4000)",
     )
 
 
@@ -121,9 +121,11 @@ def test_list_sessions_of_an_empty_store_is_an_empty_frame(tmp_path):
     assert frame.empty and "id" in frame.columns
 
 
-texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(
-    lambda t: t.strip() != ""
-)
+texts = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    min_size=1,
+    max_size=60,
+).filter(lambda t: t.strip() != "")
 
 
 @settings(max_examples=40, deadline=None)
