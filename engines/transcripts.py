@@ -193,7 +193,7 @@ def _kind(value: Any) -> str:
 def _blocks_text(blocks: list[Any], field: str, index: int | None = None) -> str:
     parts = []
     for i, block in enumerate(blocks):
-        at = {"index": index, "part": f"{field}[{i}]"}
+        at: dict[str, Any] = {"index": index, "part": f"{field}[{i}]"}
         if isinstance(block, str):
             parts.append(block)
             continue

@@ -356,6 +356,7 @@ if applied:
     st.session_state.survival_settings = settings = new
 
 # ---- the plan ----------------------------------------------------------------------------
+config: SurvivalConfig | None
 try:
     config = build_config(settings, choices)
     problem = None

@@ -381,6 +381,7 @@ with import_tab:
     if st.session_state.sessions_job:
         collect_replay()
     if raw:
+        transcript: transcripts.Transcript | None
         try:
             transcript = transcripts.parse(raw, name=source_name)
         except transcripts.TranscriptError as exc:

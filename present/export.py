@@ -181,7 +181,7 @@ def turn_rows(saved: SavedSession, price: Price | None = None) -> list[dict[str,
     for turn in range(1, len(saved.user_turns) + 1):
         for name in saved.strategies:
             r = saved.records[name][turn - 1]
-            acc = r.account or {}
+            acc: Any = r.account or {}
             cost = cost_of(r, price) if not is_interrupted(r) else None
             rows.append(
                 {
@@ -578,7 +578,7 @@ def _turn_html(
             )
         detail = ""
         if payloads and r.body is not None:
-            acc = r.account or {}
+            acc: Any = r.account or {}
             kept = _turns(acc.get("kept")) or "–"
             dropped = _turns(acc.get("dropped")) or "–"
             summarised = _turns(acc.get("summarised")) or "–"

@@ -387,12 +387,12 @@ def _plan(rng: random.Random, sessions: int) -> _Plan:
             text = (first if j == 0 else change).format(v=fmt.format(v=value))
             plan.plant(s, text, _reply(rng, "money" if key != "gym" else "fitness"), f"{key}{j}")
         plan.ask("update", question, (f"{key}{len(values) - 1}",), fmt.format(v=values[-1]))
-    for i, (question, text, values, lookalikes) in enumerate(SINGLES):
+    for i, (question, text, options, lookalikes) in enumerate(SINGLES):
         for line in lookalikes:
             plan.plant(rng.randrange(sessions), line, _reply(rng, "work"), "")
         plan.plant(
             rng.randrange(sessions),
-            text.format(v=rng.choice(values)),
+            text.format(v=rng.choice(options)),
             _reply(rng, "work"),
             f"single{i}",
         )
@@ -416,7 +416,7 @@ def _plan(rng: random.Random, sessions: int) -> _Plan:
             "travel",
         ),
     )
-    lookalikes = (
+    open_lookalikes = (
         (
             "Meera cooked an amazing biryani for us at her place.",
             "I want to cook more at home but I never find the time recently.",
@@ -427,14 +427,14 @@ def _plan(rng: random.Random, sessions: int) -> _Plan:
         ),
     )
     for i, (question, pool, text, topic) in enumerate(opens):
-        for line in lookalikes[i]:
+        for line in open_lookalikes[i]:
             plan.plant(rng.randrange(sessions), line, _reply(rng, topic), "")
-        picks = rng.sample(pool, k=3)
-        for j, v in enumerate(picks):
+        chosen = rng.sample(pool, k=3)
+        for j, v in enumerate(chosen):
             plan.plant(
                 rng.randrange(sessions), text.format(v=v), _reply(rng, topic), f"open{i}.{j}"
             )
-        plan.ask("open", question, tuple(f"open{i}.{j}" for j in range(3)), ", ".join(picks))
+        plan.ask("open", question, tuple(f"open{i}.{j}" for j in range(3)), ", ".join(chosen))
     plan.ask(
         "open",
         "Which books have I finished?",

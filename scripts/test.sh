@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/mypy memory providers
+.venv/bin/mypy  # every package: the list is `files` in pyproject.toml
 status=0
 .venv/bin/python -m pytest "$@" || status=$?
 if [ "$status" -eq 5 ]; then

@@ -159,7 +159,7 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         label = "optional, if the server needs one" if not env else None
         key = (
             st.text_input(
-                f"API key ({label or ('found in ' + env if found else 'or set ' + env)})",
+                f"API key ({label or (f'found in {env}' if found else f'or set {env}')})",
                 value=key or "",
                 type="password",
                 help="Kept in this browser session's memory only: never shown, logged or saved.",

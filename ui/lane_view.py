@@ -117,7 +117,7 @@ def figures(
 
 def payload(record: LaneTurn) -> None:
     """The exact body sent this turn, what the strategy kept/dropped, and its upkeep calls."""
-    acc = record.account or {}
+    acc: Any = record.account or {}
     label = f"Payload · turn {record.turn}"
     with st.expander(label, expanded=False):
         st.markdown(

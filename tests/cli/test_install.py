@@ -100,5 +100,7 @@ def test_every_package_is_shipped():
     ]["packages"]["find"]["include"]
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests"}
     assert packages | {"pages"} <= set(found)
+    checked = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert packages | {"pages", "app.py"} <= set(checked["files"]), "mypy must check it too"
     for name in packages:
         assert (ROOT / name / "py.typed").is_file(), f"{name}/py.typed is missing"
