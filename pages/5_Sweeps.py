@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, SurvivalResult, parse_turns
-from engines.sweep import UPKEEP_MODES, estimate_sweep, prepare_sweep
+from engines.sweep import UPKEEP_MODES, SweepEstimate, estimate_sweep, prepare_sweep
 from engines.sweep_run import (
     compare,
     failed_requests,
@@ -84,6 +84,7 @@ with st.expander("New sweep", expanded=not store.list_sweeps()):
         }[m],
         key="sweep-upkeep",
     )
+    est: SweepEstimate | None = None  # None when the settings cannot run
     try:
         config = SurvivalConfig(
             probe_turns=parse_turns(turns_text),
