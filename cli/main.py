@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,14 +36,14 @@ from engines.simulator import (
 )
 from engines.survival import (
     DEFAULT_STRATEGIES,
-    LEAK_FLAG,
     Progress,
     SurvivalConfig,
     SurvivalConfigError,
     SurvivalResult,
     estimate,
-    load_facts,
+    parse_facts_json,
     parse_turns,
+    plan_sentence,
     run_survival,
 )
 from memory.choices import StrategyChoice, parse_choice
@@ -131,33 +132,34 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 # --- survival ----------------------------------------------------------------------------
 
 
+def _read(option: str, path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {option} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{option} {path} is not UTF-8 text") from None
+
+
 def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
     try:
         facts = SurvivalConfig().facts
         if args.facts:
             try:
-                data = json.loads(Path(args.facts).read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise UsageError(f"cannot read --facts {args.facts}: {exc.strerror}") from None
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"--facts {args.facts} is not valid JSON: {exc.msg}") from None
-            except UnicodeDecodeError as exc:
-                raise UsageError(f"--facts {args.facts} is not UTF-8 (byte {exc.start})") from None
-            except RecursionError:
-                raise UsageError(f"--facts {args.facts} nests too deeply to read") from None
-            try:
-                facts = load_facts(data)
-            except (TypeError, ValueError) as exc:
-                raise UsageError(
-                    f"--facts {args.facts}: a fact has a value of the wrong type ({exc}); "
-                    "plant_turn is a whole number, answers a list of strings"
-                ) from None
+                facts = parse_facts_json(_read("--facts", args.facts))
+            except SurvivalConfigError as exc:
+                raise UsageError(f"--facts {args.facts}: {exc}") from None
         if args.plant_turn is not None:
             if args.plant_turn < 1:
                 raise UsageError("--plant-turn counts from 1")
-            facts = tuple(
-                type(f)(f.key, f.plant, f.probe, f.answers, f.label, args.plant_turn) for f in facts
-            )
+            facts = tuple(replace(f, plant_turn=args.plant_turn) for f in facts)
+        system_prompt = SurvivalConfig().system_prompt
+        if args.system is not None and args.system_file:
+            raise UsageError("give --system or --system-file, not both")
+        if args.system is not None:
+            system_prompt = args.system
+        elif args.system_file:
+            system_prompt = _read("--system-file", args.system_file)
         filler = None
         if args.filler and args.filler != "builtin":
             try:
@@ -172,6 +174,7 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
             filler=filler,
             filler_seed=args.filler_seed,
             replies=replies,
+            system_prompt=system_prompt,
         )
         config.validate()
     except (SurvivalConfigError, MemoryLabError) as exc:
@@ -200,35 +203,10 @@ def _bind_model(args: argparse.Namespace) -> tuple[Any, Any, str]:
 
 
 def survival_table(result: SurvivalResult) -> str:
-    """Both verdict grids (strategies x N) and the prompt tokens spent, as text."""
-    turns = result.probe_turns()
-    out: list[str] = []
-    grids = [("in the payload", "in_payload")]
-    if result.mode == "model":
-        grids.append(("recalled by the model", "recalled"))
-    leaks = result.matrix("leak")
-    spent = result.tokens_spent()
-    for title, key in grids:
-        cells = result.matrix(key)
-        rows = []
-        for s in result.strategies():
-            row: list[Any] = [s]
-            for n in turns:
-                hit, total = cells.get((s, n), (0, 0))
-                text = f"{hit}/{total}" if total else "-"
-                if key == "recalled" and leaks.get((s, n), (0, 0))[0]:
-                    text += "!"
-                row.append(text)
-            rows.append(row)
-        out.append(f"Facts {title} at turn N:")
-        out.append(_table(["strategy", *[f"N={n}" for n in turns]], rows))
-        if key == "recalled":
-            out.append(f"  ! = at least one {LEAK_FLAG}: recalled, but not in the payload")
-        out.append("")
-    rows = [[s, *[f"{spent.get((s, n), 0):,}" for n in turns]] for s in result.strategies()]
-    out.append("Prompt tokens sent to reach turn N (conversation so far + the probe):")
-    out.append(_table(["strategy", *[f"N={n}" for n in turns]], rows))
-    return "\n".join(out)
+    """Both verdict grids (strategies x N), the legend and the prompt tokens spent, as text."""
+    from present.survival import text_table
+
+    return text_table(result)
 
 
 def _progress_printer(stream: Any) -> Callable[[Progress], None]:
@@ -259,17 +237,7 @@ def cmd_survival(args: argparse.Namespace) -> int:
     with_model = not args.payload_only
     est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
     err = sys.stderr
-    plan = (
-        f"Plan: {len(config.facts)} facts x {len(config.strategies)} strategies x "
-        f"{len(config.probe_turns)} probe turns = {est.rows} probes; "
-    )
-    if with_model:
-        plan += (
-            f"about {est.calls} model calls ({est.probe_calls} probes, {est.reply_calls} "
-            f"replies, {est.maintenance_calls} upkeep), about {est.tokens:,} tokens"
-        )
-    else:
-        plan += "no model calls (payload only)"
+    plan = "Plan: " + plan_sentence(config, est, with_model=with_model)
     err.write(plan + "\n")
     if args.estimate_only:
         print(json.dumps(est.as_dict(), indent=2))
@@ -473,8 +441,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[:k=v,...]",
         help=f"a strategy to test, repeatable (default: the six main-page lanes). Names: {names}",
     )
-    s.add_argument("--facts", metavar="FILE.json", help="facts to plant (default: FinCoach's four)")
+    s.add_argument(
+        "--facts",
+        metavar="FILE.json",
+        help="facts to state (default: FinCoach's four); the format is in "
+        "engines/survival/facts.py: key, text, probe, answer, turn, speaker, updates",
+    )
     s.add_argument("--plant-turn", type=int, help="plant every fact at this turn (default 1)")
+    s.add_argument("--system", metavar="TEXT", help="the system prompt (default: FinCoach's)")
+    s.add_argument("--system-file", metavar="FILE", help="read the system prompt from a file")
     s.add_argument(
         "--filler",
         default="builtin",

@@ -66,7 +66,7 @@ def test_simulate_writes_csv_and_json(tmp_path):
         (["survival", "--payload-only", "--replies", "generated"], "no model to generate"),
         (["survival", "--facts", "/no/such.json"], "cannot read --facts"),
         (["survival", "--filler", "/no/such.txt"], "--filler: cannot read"),
-        (["survival", "--plant-turn", "3", "--probe-turns", "2,5"], "after the facts are planted"),
+        (["survival", "--plant-turn", "3", "--probe-turns", "2,5"], "no fact is stated before"),
         (["survival", "--provider", "nosuch", "--probe-turns", "2"], "unknown provider 'nosuch'"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
