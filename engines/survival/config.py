@@ -200,17 +200,17 @@ def parse_turns(text: str) -> tuple[int, ...]:
 def plan_sentence(config: SurvivalConfig, est: Estimate, *, with_model: bool) -> str:
     """One plain sentence saying what a run will do (the page and the CLI show it)."""
     plan = (
-        f"{len(config.facts)} facts x {len(config.strategies)} strategies x "
-        f"{len(config.probe_turns)} probe turns = {est.rows} probes; "
+        f"{len(config.facts)} facts × {len(config.strategies)} strategies × "
+        f"{len(config.probe_turns)} probe turns = {est.rows} probes. "
     )
     if with_model:
         plan += (
-            f"about {est.calls:,} model calls ({est.probe_calls} probes, {est.reply_calls} "
-            f"replies, {est.maintenance_calls} summaries/extractions), about "
+            f"About {est.calls:,} model calls ({est.probe_calls} probes, {est.reply_calls} "
+            f"replies, {est.maintenance_calls} summaries/extractions) and about "
             f"{est.tokens:,} tokens"
         )
     else:
-        plan += "no model calls (payload only: upkeep by rule-based stand-ins)"
+        plan += "No model calls (payload only: upkeep by rule-based stand-ins)"
     return plan
 
 

@@ -143,7 +143,7 @@ def test_survival_estimate_only():
     est = json.loads(done.stdout)
     assert est["probe_calls"] == 4 * 2 * 2 and est["reply_calls"] == 0
     assert est["maintenance_calls"] >= 4  # entity extracts after every turn
-    assert "Plan: 4 facts x 2 strategies x 2 probe turns = 16 probes" in done.stderr
+    assert "Plan: 4 facts × 2 strategies × 2 probe turns = 16 probes" in done.stderr
 
 
 def test_help_lists_both_commands():

@@ -23,7 +23,7 @@ def test_system_prompt_file_and_example_facts(tmp_path):
         "--strategy", "summary", "--json", str(out), "--quiet",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Plan: 2 facts x 3 strategies x 3 probe turns = 18 probes" in done.stderr
+    assert "Plan: 2 facts × 3 strategies × 3 probe turns = 18 probes" in done.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["config"]["system_prompt"] == "You are a terse assistant."
     rows = {(r["strategy"], r["fact"], r["probe_turn"]): r for r in data["rows"]}

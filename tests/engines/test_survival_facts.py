@@ -239,9 +239,9 @@ def test_plan_sentence_is_one_for_page_and_cli():
     config = cfg("full")
     est = Estimate(3, 10, 0, 1000, 0, 200, 6, True)
     assert plan_sentence(config, est, with_model=True).startswith(
-        "2 facts x 1 strategies x 3 probe turns = 6 probes; about 13 model calls"
+        "2 facts × 1 strategies × 3 probe turns = 6 probes. About 13 model calls"
     )
-    assert "no model calls" in plan_sentence(config, est, with_model=False)
+    assert "No model calls" in plan_sentence(config, est, with_model=False)
 
 
 def test_stand_in_upkeep_is_stated_on_every_row_it_shaped():
