@@ -26,9 +26,10 @@ TITLES = {
 STALE_KEY = {"in_payload": "stale_payload", "recalled": "stale_recall"}
 STAND_IN_LABEL = "upkeep by rule-based stand-ins, not a model"
 LEGEND = (
-    "<b>3/4</b> = facts whose <b>current</b> value is there, of the facts probed at N · "
-    "<b>stale</b> = only an old value of an updated fact is there (the update was lost) · "
-    f"<b>{LEAK_FLAG}</b> = recalled but not in the payload · <b>—</b> = nothing probed"
+    "<b>How to read it.</b> <b>3/4</b>: of the 4 facts probed at turn N, 3 had their "
+    "<b>current</b> value there (blue = all, orange = none).<br>"
+    "<b>1 stale</b>: for 1 updated fact only the <b>old</b> value was there: the update was "
+    f"lost. <b>{LEAK_FLAG}</b>: recalled although not in the payload. <b>—</b>: not probed."
 )
 
 
@@ -139,14 +140,15 @@ def _legend(fig: go.Figure) -> None:
         yref="paper",
         x=0,
         y=0,
-        yshift=-8,
+        yshift=-72,
         xanchor="left",
         yanchor="top",
         showarrow=False,
         align="left",
         font={"size": 14, "color": "#374151"},
     )
-    fig.update_layout(margin={"b": 70})
+    fig.update_layout(margin={"b": 130})
+    fig.update_layout(height=fig.layout.height + 60)
 
 
 def heatmaps(result: SurvivalResult, *, title: str | None = None) -> go.Figure:
