@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from engines.survival.config import ScriptTurn, SurvivalConfig, script
@@ -58,24 +59,32 @@ class Cancelled(BaseException):  # noqa: N818 - BaseException so upkeep wrappers
     """Raised inside a lane when the run is cancelled (caught by the runner)."""
 
 
+@dataclass(frozen=True)
+class Hooks:
+    """How a live run reports and stops: progress, each row, a cancel flag, expected calls."""
+
+    on_progress: Callable[[Progress], None] | None = None
+    on_row: Callable[[ProbeRow], None] | None = None
+    cancel: threading.Event | None = None
+    expected_calls: int | None = None
+
+
 class _Runner:
     """One run: lanes in threads, counted calls, progress, cancellation."""
 
     def __init__(
         self,
         config: SurvivalConfig,
-        *,
-        send: Sender | None,
-        summarize: ModelFn | None,
-        extract: ModelFn | None,
+        models: tuple[Sender | None, ModelFn | None, ModelFn | None],
         counter: TokenCounter,
-        on_progress: Callable[[Progress], None] | None,
-        on_row: Callable[[ProbeRow], None] | None,
-        cancel: threading.Event | None,
-        expected_calls: int | None,
+        hooks: Hooks = Hooks(),
+        *,
         count_stand_ins: bool = False,
         stand_in: bool = False,
     ) -> None:
+        send, summarize, extract = models
+        on_progress, on_row = hooks.on_progress, hooks.on_row
+        cancel, expected_calls = hooks.cancel, hooks.expected_calls
         self.config = config
         self.send = send
         self.counter = counter
@@ -394,18 +403,8 @@ def estimate(
         summarize = SizedSummariser(counter, assumed_summary_tokens)
         extract = RuleExtractor()
     summarize, extract, _ = _stand_ins(config, summarize, extract)
-    runner = _Runner(
-        config,
-        send=fake_send if with_model else None,
-        summarize=summarize,
-        extract=extract,
-        counter=counter,
-        on_progress=None,
-        on_row=None,
-        cancel=None,
-        expected_calls=None,
-        count_stand_ins=model_maintenance,
-    )
+    models = (fake_send if with_model else None, summarize, extract)
+    runner = _Runner(config, models, counter, count_stand_ins=model_maintenance)
     runner.run(workers=1)
     return Estimate(
         probe_calls=runner.probe_calls,
@@ -448,18 +447,8 @@ def run_survival(
         expected_calls = estimate(
             config, with_model=send is not None, model_maintenance=not stand_in, counter=counter
         ).calls
-    runner = _Runner(
-        config,
-        send=send,
-        summarize=summarize,
-        extract=extract,
-        counter=counter,
-        on_progress=on_progress,
-        on_row=on_row,
-        cancel=cancel,
-        expected_calls=expected_calls,
-        stand_in=stand_in,
-    )
+    hooks = Hooks(on_progress, on_row, cancel, expected_calls)
+    runner = _Runner(config, (send, summarize, extract), counter, hooks, stand_in=stand_in)
     started = time.perf_counter()
     if workers is None:
         workers = len(config.strategies) if send is not None else 1

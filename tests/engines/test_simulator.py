@@ -8,13 +8,11 @@ import json
 
 import pytest
 
+from engines import simulator
 from engines.simulator import (
-    FALLBACK_PRICES,
     Price,
     SimConfig,
     SimulationError,
-    default_prices,
-    format_seed_table,
     matches_seed,
     simulate,
     user_turns_from,
@@ -43,7 +41,7 @@ def test_defaults_reproduce_the_seed_table_exactly(counter):
 
 
 def test_the_printout_is_the_seeds(counter):
-    text = format_seed_table(simulate(SimConfig(), counter=counter), "full")
+    text = simulator.format_seed_table(simulate(SimConfig(), counter=counter), "full")
     assert text.startswith("System prompt: 132 tokens on every call")
     assert "  10 |         14 |          844 |           976 |       5,611" in text
     assert text.endswith("Growth factor, turn 10 over turn 1: 6.55x")
@@ -108,9 +106,11 @@ def test_costs_per_strategy(counter):
 
 
 def test_default_prices_exist_and_are_editable_values():
-    prices = default_prices()
+    prices = simulator.default_prices()
     assert prices and all(p.input_per_m >= 0 and p.output_per_m >= 0 for p in prices)
-    assert FALLBACK_PRICES[0].cost(1_000_000, 0) == FALLBACK_PRICES[0].input_per_m
+    assert (
+        simulator.FALLBACK_PRICES[0].cost(1_000_000, 0) == simulator.FALLBACK_PRICES[0].input_per_m
+    )
 
 
 def test_overhead_adds_the_template_estimate(counter):

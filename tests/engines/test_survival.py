@@ -17,7 +17,6 @@ from engines.survival import (
     IN_PAYLOAD,
     KEPT,
     LEAK,
-    LEAK_FLAG,
     LOST,
     MISSED,
     NOT_IN_PAYLOAD,
@@ -31,6 +30,7 @@ from engines.survival import (
     run_survival,
     script,
 )
+from engines.survival.verdicts import LEAK_FLAG
 from memory.choices import StrategyChoice, parse_choice
 from memory.standins import StaticReply
 from memory.types import Completion, Usage

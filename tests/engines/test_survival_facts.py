@@ -148,7 +148,9 @@ def test_facts_file_round_trip_and_config_round_trip():
     assert again == config
     # a saved run from before (old field names) still loads
     old = {"key": "n", "plant": "I'm Asha.", "probe": "Name?", "answers": "Asha", "plant_turn": 2}
-    assert parse_facts_json(json.dumps([old]))[0] == Fact("n", "I'm Asha.", "Name?", ("Asha",), "", 2)
+    assert parse_facts_json(json.dumps([old]))[0] == Fact(
+        "n", "I'm Asha.", "Name?", ("Asha",), "", 2
+    )
 
 
 GOOD = {"key": "rent", "text": "My rent is ₹25,000.", "probe": "Rent?", "answer": "₹25,000"}
