@@ -352,14 +352,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                     f"--user-turns: {exc} (or use one of {', '.join(TURN_SOURCES)})"
                 ) from None
             turns = tuple(t.user for t in loaded)
-        config = SimConfig(
-            user_turns=turns,
-            reply_tokens=args.reply_tokens,
-            turns=args.turns,
-            strategies=_strategies(args.strategy, (StrategyChoice("full"),)),
-            summary_tokens=args.summary_tokens,
-            facts_tokens=args.facts_tokens,
-            overhead=args.overhead,
+        config = SimConfig.from_dict(
+            {
+                "user_turns": list(turns),
+                "reply_tokens": args.reply_tokens,
+                "turns": args.turns,
+                "strategies": _strategies(args.strategy, (StrategyChoice("full"),)),
+                "summary_tokens": args.summary_tokens,
+                "facts_tokens": args.facts_tokens,
+                "overhead": args.overhead,
+            }
         ).validate()
         prices = _prices(args.price)
         sim = simulate(config)

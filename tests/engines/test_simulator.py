@@ -151,3 +151,20 @@ def test_user_turn_sources():
 def test_bad_inputs(changes, message):
     with pytest.raises(SimulationError, match=message):
         SimConfig(**changes).validate()
+
+
+def test_config_round_trips_through_plain_data_and_names_bad_fields():
+    config = SimConfig(turns=40, strategies=(parse_choice("window:k=2"),), overhead=True)
+    again = SimConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+    assert again == config
+    assert SimConfig.from_dict({}) == SimConfig()
+    for data, message in (
+        ({"turns": "ten"}, "turns must be a whole number, got 'ten'"),
+        ({"reply_tokens": True}, "reply_tokens must be a whole number"),
+        ({"user_turns": "hi"}, "user_turns is a list of texts"),
+        ({"strategies": ["full"]}, "strategies is a list of"),
+        ({"overhead": "yes"}, "overhead must be bool"),
+        ([], "a simulator config is a JSON object"),
+    ):
+        with pytest.raises(SimulationError, match=message):
+            SimConfig.from_dict(data)
