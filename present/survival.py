@@ -237,11 +237,33 @@ def text_table(result: SurvivalResult) -> str:
         out.append("")
     out += [f"  {line}" for line in legend_lines(result)]
     out.append("")
+    out += fact_states(result, turns, header)
     spent = result.tokens_spent()
     rows = [[s, *[f"{spent.get((s, n), 0):,}" for n in turns]] for s in result.strategies()]
     out.append("Prompt tokens sent to reach turn N (conversation so far + the probe):")
     out.append(text_grid(header, rows))
     return "\n".join(out)
+
+
+def fact_states(result: SurvivalResult, turns: Sequence[int], header: Sequence[str]) -> list[str]:
+    """Per strategy and fact, the value state at each N: in the payload, and in the reply
+    (payload/reply) when a model answered: current, both, stale or missing."""
+    states: dict[tuple[str, str], dict[int, str]] = {}
+    for r in result.rows:
+        cell = r.payload_state or ("error" if r.error else "-")
+        if r.recall_state:
+            cell += f"/{r.recall_state}"
+        states.setdefault((r.strategy, r.fact), {})[r.probe_turn] = cell
+    if not states:
+        return []
+    rows = [
+        [f"{s} · {fact}", *[cells.get(n, "-") for n in turns]]
+        for (s, fact), cells in states.items()
+    ]
+    title = "Value state per fact at turn N"
+    title += " (payload/reply)" if result.mode == "model" else " (in the payload)"
+    return [f"{title}: current, both (current and old), stale (only old), missing:",
+            text_grid(["strategy · fact", *header[1:]], rows), ""]  # fmt: skip
 
 
 def heatmap_cells(fig: go.Figure) -> list[list[str]]:
