@@ -51,8 +51,8 @@ def main() -> int:
     print(f"{'strategy':<16}{'passed':>8}{'failed':>8}{'invalid':>9}")
     for name, (passed, failed, invalid) in sorted(rows.items()):
         print(f"{name:<16}{passed:>8}{failed:>8}{invalid:>9}")
-    summary = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr
-    print(f"pytest: {summary}")
+    verdict = [ln for ln in out.stdout.splitlines() if " passed" in ln or " failed" in ln]
+    print(f"pytest: {verdict[-1].strip('= ') if verdict else out.stderr.strip()[-300:]}")
     return out.returncode
 
 
