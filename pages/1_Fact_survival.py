@@ -3,6 +3,9 @@
 Two verdicts per fact, strategy and N: is the fact in the payload (deterministic), and did
 the model recall it. The run happens in a background job; this page shows its progress,
 can cancel it (the rows so far are kept), and draws the heat maps when it is done.
+
+Over 400 lines as one page's form, plan, progress and results read top to bottom; the
+settings parsing lives in ui/survival_form.py, the engine in engines/survival/.
 """
 
 from __future__ import annotations
@@ -29,13 +32,14 @@ from engines.survival import (
 )
 from lanes import jobs
 from lanes.binding import bind_settings
-from memory.choices import StrategyChoice, parse_choice
+from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
 from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui.app_state import AppConfig, settings_for
+from ui.survival_form import build_config, facts_from_editor, facts_rows
 
 st.set_page_config(page_title="Fact survival · Memory Lab", page_icon="🧪", layout="wide")
 
@@ -97,80 +101,11 @@ def default_settings(config: AppConfig) -> dict[str, Any]:
     }
 
 
-def build_config(settings: dict[str, Any], choices: dict[str, StrategyChoice]) -> SurvivalConfig:
-    """The engine's config from the page's plain settings (SurvivalConfigError if wrong)."""
-    strategies = [choices[label] for label in settings["strategies"] if label in choices]
-    for part in filter(None, (p.strip() for p in settings["variants"].split(";"))):
-        try:
-            strategies.append(parse_choice(part))
-        except MemoryLabError as exc:
-            raise SurvivalConfigError(f"extra variant {part!r}: {exc}") from None
-    if settings["filler"] == "import" and not settings["filler_turns"]:
-        raise SurvivalConfigError("import a transcript, or choose the built-in filler")
-    facts = [f for f in settings["facts"] if f.get("key") in settings["use_facts"]]
-    return SurvivalConfig.from_dict(
-        {
-            "facts": facts,
-            "probe_turns": settings["probe_turns"],
-            "strategies": [c.as_dict() for c in strategies],
-            "filler": settings["filler_turns"] if settings["filler"] == "import" else "built-in",
-            "filler_seed": int(settings["seed"]),
-            "replies": settings["replies"],
-            "system_prompt": settings.get("system_prompt", fincoach.SYSTEM_PROMPT),
-        }
-    ).validate()
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_estimate(config_json: str, with_model: bool, probe_tokens: int) -> dict[str, Any]:
     config = SurvivalConfig.from_dict(json.loads(config_json))
     est = estimate(config, with_model=with_model, assumed_reply_tokens=probe_tokens)
     return {**est.as_dict(), "rough_s": est.rough_seconds(parallel=len(config.strategies))}
-
-
-def facts_rows(facts: list[dict[str, Any]]) -> pd.DataFrame:
-    """The facts as the editor shows them (updates summarised; edit them in a facts file)."""
-    rows = []
-    for f in facts:
-        updates = f.get("updates") or []
-        rows.append(
-            {
-                "key": f["key"],
-                "speaker": f.get("speaker", "user"),
-                "text": f["text"],
-                "probe": f["probe"],
-                "answer": "; ".join(f["answer"]),
-                "turn": int(f.get("turn", 1)),
-                "updates": "; ".join(
-                    f"turn {u['turn']}: {'; '.join(u['answer'])}" for u in updates
-                ),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def facts_from_editor(edited: pd.DataFrame, before: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The edited table as facts-file entries; updates and labels kept from `before` by key."""
-    kept = {f["key"]: f for f in before}
-    facts = []
-    for row in edited.to_dict("records"):
-        key = str(row.get("key") or "").strip()
-        if not key:
-            continue
-        turn = row.get("turn")
-        fact = {
-            "key": key,
-            "speaker": str(row.get("speaker") or "user"),
-            "text": str(row.get("text") or ""),
-            "probe": str(row.get("probe") or ""),
-            "answer": [a.strip() for a in str(row.get("answer") or "").split(";") if a.strip()],
-            "turn": int(turn) if turn == turn and turn else 1,  # NaN -> 1
-        }
-        for extra in ("label", "ask", "updates"):
-            if kept.get(key, {}).get(extra):
-                fact[extra] = kept[key][extra]
-        facts.append(fact)
-    return facts
 
 
 def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) -> None:

@@ -3,7 +3,7 @@ about other things, probe at turn N, and give a payload and a recall verdict per
 
 facts.py (facts and their file format), config.py (a run's settings, the plan sentence and
 the script), verdicts.py (current / both / stale / missing), results.py (rows, results,
-CSV/JSON), runner.py (lanes over the script). Import from here.
+CSV/JSON), runner.py (lanes over the script), run.py (estimate and run a grid). Import from here.
 """
 
 from engines.survival.config import (
@@ -35,7 +35,8 @@ from engines.survival.results import (
     SurvivalResult,
     rows_to_csv,
 )
-from engines.survival.runner import STAND_IN_NOTE, Cancelled, estimate, run_survival
+from engines.survival.run import STAND_IN_NOTE, estimate, run_survival
+from engines.survival.runner import Cancelled
 from engines.survival.verdicts import (
     BOTH,
     CURRENT,
