@@ -108,6 +108,12 @@ def cached_estimate(config_json: str, with_model: bool, probe_tokens: int) -> di
     return {**est.as_dict(), "rough_s": est.rough_seconds(parallel=len(config.strategies))}
 
 
+def pick(label: str, options: list[str], chosen: list[str], key: str) -> list[str]:
+    """A multi-select row of pills."""
+    picked = st.pills(label, options, selection_mode="multi", default=chosen, key=key, wrap=True)
+    return list(picked or [])
+
+
 def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) -> None:
     send = model_fn = None
     model_label = "payload only (no model)"
@@ -221,14 +227,8 @@ with st.form("survival-settings"):
             value=False,
         )
         keys = [str(k) for k in edited["key"].dropna().tolist() if str(k).strip()]
-        use_facts = st.pills(
-            "Facts to probe",
-            keys,
-            selection_mode="multi",
-            default=[k for k in settings["use_facts"] if k in keys] or keys,
-            key="use-facts",
-            wrap=True,
-        )
+        chosen = [k for k in settings["use_facts"] if k in keys] or keys
+        use_facts = pick("Facts to probe", keys, chosen, "use-facts")
         probe_turns = st.text_input(
             "Probe turns N",
             settings["probe_turns"],
@@ -236,14 +236,9 @@ with st.form("survival-settings"):
         )
     with right:
         st.subheader("Strategies")
-        picked = st.pills(
-            "Strategies (the main page's lanes first)",
-            list(choices),
-            selection_mode="multi",
-            default=[s for s in settings["strategies"] if s in choices],
-            key="strategy-pills",
-            wrap=True,
-        )
+        chosen = [s for s in settings["strategies"] if s in choices]
+        picked = pick("Strategies (the main page's lanes first)", list(choices), chosen,
+                      "strategy-pills")  # fmt: skip
         variants = st.text_input(
             "Extra variants",
             settings["variants"],

@@ -55,14 +55,11 @@ def _titled(title: str, result: SurvivalResult) -> str:
 
 
 def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"},
-        font=FONT,
-        height=height,
-        margin={"l": 20, "r": 20, "t": 96, "b": 20},
-        plot_bgcolor="white",
-        paper_bgcolor="white",
-    )
+    layout: dict[str, object] = {"font": FONT, "height": height}
+    layout["title"] = {"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"}
+    layout["margin"] = {"l": 20, "r": 20, "t": 96, "b": 20}
+    layout["plot_bgcolor"] = layout["paper_bgcolor"] = "white"
+    fig.update_layout(**layout)
     # plotly does not make room for long tick labels unless asked: strategy names are long
     fig.update_xaxes(automargin=True, title_standoff=12)
     fig.update_yaxes(automargin=True, title_standoff=12)
