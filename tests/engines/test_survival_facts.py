@@ -272,3 +272,15 @@ def test_update_dataclass_in_expected_at():
     assert fact.expected_at(2) == (("1",), ())
     assert fact.expected_at(3) == (("1",), ())  # the probe at 3 sees turns 1-2
     assert fact.expected_at(4) == (("2",), ("1",))
+
+
+def test_the_readme_facts_file_example_loads():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```json\n(.*?)```", readme, re.S)
+    assert block, "README.md shows a facts file"
+    facts = parse_facts_json(block.group(1))
+    assert [f.key for f in facts] == ["rent", "fund"]
+    assert facts[0].updates[0].turn == 9 and facts[1].speaker == "assistant"
