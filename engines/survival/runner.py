@@ -338,7 +338,7 @@ class _Runner:
                 self._error_rows(choice, t + 1, message, spent)
                 return
             spent += record.counted
-            maint_tokens += sum(m["counted"] for m in record.maintenance)
+            maint_tokens += sum(m.counted for m in record.maintenance)
             maint_calls += len(record.maintenance)
 
     def run(self, workers: int) -> None:
