@@ -131,3 +131,27 @@ def test_stand_ins_keep_a_figure_the_assistant_gave(counter):
     assert "The assistant said: Aim for an emergency fund of ₹3,60,000" in summary
     facts = json.loads(RuleExtractor()(extraction_request(counter, {}, turn)).text)["set"]
     assert facts == {"assistant_emergency_fund": "₹3,60,000"}
+
+
+def test_hybrid_leaves_out_a_facts_block_that_leaves_no_room(counter):
+    class BigFacts:
+        def __call__(self, request):
+            return Completion(json.dumps({"set": {"notes": counter.text_of_tokens(200)}}))
+
+    s = create(
+        "hybrid",
+        SYSTEM_17,
+        counter=counter,
+        summarize=WordySummariser(),
+        extract=BigFacts(),
+        params={"budget": 400},
+    )
+    s.commit("Hi", "Hello")
+    before = json.dumps(s.snapshot())
+    message = counter.text_of_tokens(400 - 17)
+    request = s.prepare(message)
+    assert request.tokens.content <= 400 and request.system == SYSTEM_17
+    assert any("known-facts block was left out" in n for n in request.account.notes)
+    assert request.account.facts == {}
+    assert s.facts, "the facts stay in memory"
+    assert json.loads(before)["facts"] == s.snapshot()["facts"]
