@@ -87,6 +87,12 @@ class SurvivalConfig:
                 raise SurvivalConfigError(f"fact {f.key!r} needs at least one accepted answer")
             if f.plant_turn < 1:
                 raise SurvivalConfigError(f"fact {f.key!r}: turns are numbered from 1")
+            turns = [s.turn for s in f.statements()]
+            if turns != sorted(set(turns)):
+                raise SurvivalConfigError(
+                    f"fact {f.key!r}: its updates must come after turn {f.plant_turn}, in order; "
+                    f"got turns {turns}"
+                )
             if not self.probes_of(f):
                 raise SurvivalConfigError(
                     f"fact {f.key!r} is stated at turn {f.plant_turn}, but no probe turn comes "

@@ -284,3 +284,11 @@ def test_the_readme_facts_file_example_loads():
     facts = parse_facts_json(block.group(1))
     assert [f.key for f in facts] == ["rent", "fund"]
     assert facts[0].updates[0].turn == 9 and facts[1].speaker == "assistant"
+
+
+def test_moving_a_fact_past_its_update_is_refused():
+    from dataclasses import replace
+
+    moved = replace(RENT, plant_turn=10)
+    with pytest.raises(SurvivalConfigError, match="updates must come after turn 10"):
+        SurvivalConfig(facts=(moved,), probe_turns=(12,)).validate()
