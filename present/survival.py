@@ -236,7 +236,8 @@ def text_table(result: SurvivalResult) -> str:
     out.append("")
     out += fact_states(result, turns, header)
     spent = result.tokens_spent()
-    rows = [[s, *[f"{spent.get((s, n), 0):,}" for n in turns]] for s in result.strategies()]
+    rows = [[s, *[f"{spent[(s, n)]:,}" if (s, n) in spent else "-" for n in turns]]
+            for s in result.strategies()]  # fmt: skip
     out.append("Prompt tokens sent to reach turn N (conversation so far + the probe):")
     out.append(text_grid(header, rows))
     return "\n".join(out)
