@@ -199,7 +199,7 @@ def _turn(data: Mapping[str, Any], names: Sequence[str], where: str, *, default:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
         raise SurvivalConfigError(
-            f"{where}: {name!r} must be a whole number of turns (1 or more), got {_kind(value)}"
+            f"{where}: {name} is a whole number of turns (1 or more), got {_kind(value)}"
         )
     if value < 1:
         raise SurvivalConfigError(f"{where}: {name!r} counts from 1, got {value}")

@@ -47,7 +47,7 @@ def test_system_prompt_inline_reaches_the_saved_config(tmp_path):
     ("content", "message"),
     [
         ('[{"key": "r", "text": "t", "probe": "p", "answer": "a", "plant_turn": "one"}]',
-         "fact 'r': 'plant_turn' must be a whole number of turns (1 or more), got 'one'"),
+         "fact 'r': plant_turn is a whole number of turns (1 or more), got 'one'"),
         ("[" * 50_000 + "]" * 50_000, "nests too deeply"),
         ('[{"key": "r", "text": "t", "probe": "p", "answer": "a", "speaker": "me"}]',
          "'speaker' is \"user\" or \"assistant\""),

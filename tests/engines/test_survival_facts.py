@@ -159,10 +159,10 @@ GOOD = {"key": "rent", "text": "My rent is ₹25,000.", "probe": "Rent?", "answe
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"turn": "one"}, "fact 'rent': 'turn' must be a whole number of turns .* got 'one'"),
-        ({"plant_turn": "one"}, "'plant_turn' must be a whole number"),
+        ({"turn": "one"}, "fact 'rent': turn is a whole number of turns .* got 'one'"),
+        ({"plant_turn": "one"}, "plant_turn is a whole number"),
         ({"turn": 0}, "'turn' counts from 1, got 0"),
-        ({"turn": True}, "'turn' must be a whole number"),
+        ({"turn": True}, "turn is a whole number"),
         ({"turn": 2.5}, "got 2.5"),
         ({"key": 7}, "fact 1: 'key' must be text, got 7"),
         ({"text": None}, "'text' is missing"),

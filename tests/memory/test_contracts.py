@@ -77,8 +77,10 @@ FACTUAL = (
     "My policy number is 4471203. ",
 )
 unicode_text = st.text(
-    st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=30
-)  # any unicode, emoji, combining marks, newlines
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    min_size=0,
+    max_size=30,
+)  # any unicode, emoji, combining marks, newlines (NUL is refused at input)
 
 
 @st.composite
