@@ -138,14 +138,8 @@ def test_hybrid_leaves_out_a_facts_block_that_leaves_no_room(counter):
         def __call__(self, request):
             return Completion(json.dumps({"set": {"notes": counter.text_of_tokens(200)}}))
 
-    s = create(
-        "hybrid",
-        SYSTEM_17,
-        counter=counter,
-        summarize=WordySummariser(),
-        extract=BigFacts(),
-        params={"budget": 400},
-    )
+    options = {"summarize": WordySummariser(), "extract": BigFacts()}
+    s = create("hybrid", SYSTEM_17, counter=counter, params={"budget": 400}, **options)
     s.commit("Hi", "Hello")
     before = json.dumps(s.snapshot())
     message = counter.text_of_tokens(400 - 17)
