@@ -17,7 +17,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 _TEST = re.compile(r"test_strategy_contract\[(\w+)\]:")
-_VERDICT = re.compile(r"^=*\s*\d+ (passed|failed)")
 _COUNTS = re.compile(r"- (\d+) passing examples, (\d+) failing examples, (\d+) invalid examples")
 
 
@@ -52,8 +51,7 @@ def main() -> int:
     print(f"{'strategy':<16}{'passed':>8}{'failed':>8}{'invalid':>9}")
     for name, (passed, failed, invalid) in sorted(rows.items()):
         print(f"{name:<16}{passed:>8}{failed:>8}{invalid:>9}")
-    verdict = [ln for ln in out.stdout.splitlines() if _VERDICT.search(ln)]
-    print(f"pytest: {verdict[-1].strip('= ') if verdict else out.stderr.strip()[-300:]}")
+    print(f"pytest exit code {out.returncode} (0: every example of every strategy passed)")
     return out.returncode
 
 
