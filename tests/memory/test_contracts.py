@@ -146,6 +146,11 @@ def check_request(request: Request, user: str, budget: int | None) -> None:
         assert a.role != b.role, "roles alternate"
     if budget is not None:
         assert request.tokens.content <= budget, "the budget is never exceeded"
+    if request.account is not None and request.account.parts:
+        parts = request.account.parts
+        assert sum(p.tokens for p in parts) == request.tokens.with_overhead, "parts add up"
+        if request.account.summary is None:
+            assert all(p.tokens == 0 for p in parts if p.name == "summary")
 
 
 def run_contract(name: str, data: st.DataObject) -> None:
