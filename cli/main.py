@@ -56,14 +56,14 @@ from engines.simulator import (
 )
 from engines.survival import (
     DEFAULT_STRATEGIES,
-    LEAK_FLAG,
     Progress,
     SurvivalConfig,
     SurvivalConfigError,
     SurvivalResult,
     estimate,
-    load_facts,
+    parse_facts_json,
     parse_turns,
+    plan_sentence,
     run_survival,
 )
 from memory.choices import StrategyChoice, parse_choice
@@ -133,26 +133,20 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
         facts = SurvivalConfig().facts
         if args.facts:
             try:
-                data = json.loads(read_text_arg(args.facts, "--facts"))
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"--facts {args.facts} is not valid JSON: {exc.msg}") from None
-            except UnicodeDecodeError as exc:
-                raise UsageError(f"--facts {args.facts} is not UTF-8 (byte {exc.start})") from None
-            except RecursionError:
-                raise UsageError(f"--facts {args.facts} nests too deeply to read") from None
-            try:
-                facts = load_facts(data)
-            except (TypeError, ValueError) as exc:
-                raise UsageError(
-                    f"--facts {args.facts}: a fact has a value of the wrong type ({exc}); "
-                    "plant_turn is a whole number, answers a list of strings"
-                ) from None
+                facts = parse_facts_json(read_text_arg(args.facts, "--facts"))
+            except SurvivalConfigError as exc:
+                raise UsageError(f"--facts {args.facts}: {exc}") from None
         if args.plant_turn is not None:
             if args.plant_turn < 1:
                 raise UsageError("--plant-turn counts from 1")
-            facts = tuple(
-                type(f)(f.key, f.plant, f.probe, f.answers, f.label, args.plant_turn) for f in facts
-            )
+            facts = tuple(replace(f, plant_turn=args.plant_turn) for f in facts)
+        system_prompt = SurvivalConfig().system_prompt
+        if args.system is not None and args.system_file:
+            raise UsageError("give --system or --system-file, not both")
+        if args.system is not None:
+            system_prompt = args.system
+        elif args.system_file:
+            system_prompt = read_text_arg(args.system_file, "--system-file")
         filler = None
         if args.filler and args.filler != "builtin":
             filler = tuple(_load_transcript(args.filler, "--filler"))
@@ -164,6 +158,7 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
             filler=filler,
             filler_seed=args.filler_seed,
             replies=replies,
+            system_prompt=system_prompt,
         )
         config.validate()
     except (SurvivalConfigError, MemoryLabError) as exc:
@@ -192,35 +187,10 @@ def _bind_model(args: argparse.Namespace) -> tuple[Any, Any, str]:
 
 
 def survival_table(result: SurvivalResult) -> str:
-    """Both verdict grids (strategies x N) and the prompt tokens spent, as text."""
-    turns = result.probe_turns()
-    out: list[str] = []
-    grids = [("in the payload", "in_payload")]
-    if result.mode == "model":
-        grids.append(("recalled by the model", "recalled"))
-    leaks = result.matrix("leak")
-    spent = result.tokens_spent()
-    for title, key in grids:
-        cells = result.matrix(key)
-        rows = []
-        for s in result.strategies():
-            row: list[Any] = [s]
-            for n in turns:
-                hit, total = cells.get((s, n), (0, 0))
-                text = f"{hit}/{total}" if total else "-"
-                if key == "recalled" and leaks.get((s, n), (0, 0))[0]:
-                    text += "!"
-                row.append(text)
-            rows.append(row)
-        out.append(f"Facts {title} at turn N:")
-        out.append(_table(["strategy", *[f"N={n}" for n in turns]], rows))
-        if key == "recalled":
-            out.append(f"  ! = at least one {LEAK_FLAG}: recalled, but not in the payload")
-        out.append("")
-    rows = [[s, *[f"{spent.get((s, n), 0):,}" for n in turns]] for s in result.strategies()]
-    out.append("Prompt tokens sent to reach turn N (conversation so far + the probe):")
-    out.append(_table(["strategy", *[f"N={n}" for n in turns]], rows))
-    return "\n".join(out)
+    """Both verdict grids (strategies x N), the legend and the prompt tokens spent, as text."""
+    from present.survival import text_table
+
+    return text_table(result)
 
 
 def _survival_progress(bar: ProgressBar) -> Callable[[Progress], None]:
@@ -231,21 +201,6 @@ def _survival_progress(bar: ProgressBar) -> Callable[[Progress], None]:
         bar.update(p.rows, p.rows_total, note)
 
     return show
-
-
-def _plan(config: SurvivalConfig, est: Any, with_model: bool) -> str:
-    plan = (
-        f"Plan: {len(config.facts)} facts x {len(config.strategies)} strategies x "
-        f"{len(config.probe_turns)} probe turns = {est.rows} probes; "
-    )
-    if with_model:
-        plan += (
-            f"about {est.calls} model calls ({est.probe_calls} probes, {est.reply_calls} "
-            f"replies, {est.maintenance_calls} upkeep), about {est.tokens:,} tokens"
-        )
-    else:
-        plan += "no model calls (payload only)"
-    return plan
 
 
 class _Interrupts:
@@ -281,7 +236,7 @@ def cmd_survival(args: argparse.Namespace) -> int:
     with_model = not args.payload_only
     est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
     err = sys.stderr
-    plan = _plan(config, est, with_model)
+    plan = "Plan: " + plan_sentence(config, est, with_model=with_model)
     err.write(plan + "\n")
     if args.estimate_only:
         print_json(est.as_dict())
@@ -381,14 +336,16 @@ def _simulate_config(args: argparse.Namespace) -> SimConfig:
             except UsageError as exc:
                 raise UsageError(f"{exc} (or use one of {', '.join(TURN_SOURCES)})") from None
             turns = tuple(t.user for t in loaded)
-        return SimConfig(
-            user_turns=turns,
-            reply_tokens=args.reply_tokens,
-            turns=args.turns,
-            strategies=_strategies(args.strategy, (StrategyChoice("full"),)),
-            summary_tokens=args.summary_tokens,
-            facts_tokens=args.facts_tokens,
-            overhead=args.overhead,
+        return SimConfig.from_dict(
+            {
+                "user_turns": list(turns),
+                "reply_tokens": args.reply_tokens,
+                "turns": args.turns,
+                "strategies": _strategies(args.strategy, (StrategyChoice("full"),)),
+                "summary_tokens": args.summary_tokens,
+                "facts_tokens": args.facts_tokens,
+                "overhead": args.overhead,
+            }
         ).validate()
     except (SimulationError, MemoryLabError) as exc:
         raise UsageError(str(exc)) from None
@@ -567,8 +524,15 @@ def _add_survival_parser(sub: Any, names: str) -> None:
         metavar="NAME[:k=v,...]",
         help=f"a strategy to test, repeatable (default: the six main-page lanes). Names: {names}",
     )
-    s.add_argument("--facts", metavar="FILE.json", help="facts to plant (default: FinCoach's four)")
+    s.add_argument(
+        "--facts",
+        metavar="FILE.json",
+        help="facts to state (default: FinCoach's four); the format is in "
+        "engines/survival/facts.py: key, text, probe, answer, turn, speaker, updates",
+    )
     s.add_argument("--plant-turn", type=int, help="plant every fact at this turn (default 1)")
+    s.add_argument("--system", metavar="TEXT", help="the system prompt (default: FinCoach's)")
+    s.add_argument("--system-file", metavar="FILE", help="read the system prompt from a file")
     s.add_argument(
         "--filler",
         default="builtin",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memory.choices import StrategyChoice
@@ -126,11 +126,60 @@ class SimConfig:
         """The user turns, cycled to `n_turns`."""
         return [self.user_turns[i % len(self.user_turns)] for i in range(self.n_turns)]
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["user_turns"] = list(self.user_turns)
         data["strategies"] = [s.as_dict() for s in self.strategies]
         return data
+
+    as_dict = to_dict
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SimConfig:
+        """The config `to_dict` wrote (a saved run, the page's settings, the CLI's arguments);
+        fields left out take their defaults. SimulationError names a malformed field."""
+        if not isinstance(data, Mapping):
+            raise SimulationError("a simulator config is a JSON object")
+        base = cls()
+        values: dict[str, Any] = {}
+        for name, kind in _SIM_FIELDS.items():
+            if name not in data or (name == "turns" and data[name] is None):
+                continue
+            value = data[name]
+            if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise SimulationError(f"{name} must be a whole number, got {value!r}")
+            if kind is not int and not isinstance(value, kind):
+                raise SimulationError(f"{name} must be {kind.__name__}, got {type(value).__name__}")
+            values[name] = value
+        if "user_turns" in data:
+            turns = data["user_turns"]
+            if not isinstance(turns, list | tuple) or not all(isinstance(t, str) for t in turns):
+                raise SimulationError("user_turns is a list of texts")
+            values["user_turns"] = tuple(turns)
+        if "strategies" in data:
+            raw = data["strategies"]
+            if not isinstance(raw, list | tuple) or not all(
+                isinstance(x, StrategyChoice)
+                or (isinstance(x, Mapping) and isinstance(x.get("name"), str))
+                for x in raw
+            ):
+                raise SimulationError('strategies is a list of {"name": ..., "params": {...}}')
+            values["strategies"] = tuple(
+                x if isinstance(x, StrategyChoice) else StrategyChoice(x["name"], x.get("params"))
+                for x in raw
+            )
+        return replace(base, **values)
+
+
+_SIM_FIELDS: dict[str, type] = {
+    "system_prompt": str,
+    "reply_tokens": int,
+    "turns": int,
+    "summary_tokens": int,
+    "facts_tokens": int,
+    "overhead": bool,
+    "encoding": str,
+}
 
 
 def user_turns_from(source: str) -> tuple[str, ...]:

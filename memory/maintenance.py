@@ -18,7 +18,10 @@ T = TypeVar("T")
 
 SUMMARY_SYSTEM = (
     "You maintain a running summary of a conversation between a user and an assistant. "
-    "Keep every name, number, amount, date, preference and decision the user stated. "
+    "Keep every name, number, amount, date, preference and decision stated by either side: "
+    "the user's facts, and the figures, advice and commitments the assistant gave. "
+    'Say who stated each one ("the user said ...", "the assistant suggested ..."). '
+    "When a fact changes, keep only its current value and say it changed. "
     "Write plain prose in the third person, at most {words} words. Reply with the summary only."
 )
 
@@ -27,7 +30,9 @@ EXTRACTION_SYSTEM = (
     "then reply with JSON only, in this shape: "
     '{"set": {"key": "value", ...}, "delete": ["key", ...]}. '
     "Use short snake_case keys (name, monthly_salary, monthly_expenses, ...). "
-    "Set new or changed facts the user stated; delete facts the user retracted. "
+    "Set new or changed facts stated by either side: facts the user stated under plain keys, "
+    "figures and commitments the assistant gave under keys starting assistant_ "
+    "(assistant_suggested_emergency_fund, ...). Delete facts the user retracted. "
     'If nothing changed reply {"set": {}, "delete": []}.'
 )
 

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from memory.numbers import amounts_in, format_inr
@@ -63,19 +64,38 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _NAME = re.compile(r"\b(?:I'm|I am|my name is|call me)\s+([A-Z][a-z]+)\b", re.I)
 _NAME_CASE = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Cc]all me)\s+([A-Z][a-z]+)\b")
 _USER_LINE = re.compile(r"^User: (.*)$", re.M)
+_LINE = re.compile(r"^(User|Assistant): (.*)$", re.M)
+# A bare number word ("miss one EMI", "two years ago") is not an amount; with a scale word
+# ("one lakh twenty thousand") it is. Possessive, so a run is never cut short to dodge a scale.
+_NUMBER_WORDS = (
+    r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundred|and|a"
+)
+_BARE_NUMBER_WORDS = re.compile(
+    rf"\b(?:(?:{_NUMBER_WORDS})\b[\s-]*)++(?!(?:thousand|lakh|lac|crore|million|billion|rupee|dollar|k\b))",
+    re.I,
+)
 
 
 def _user_lines(content: str) -> list[str]:
     return _USER_LINE.findall(content)
 
 
+def stated_amounts(text: str) -> frozenset[Decimal]:
+    """The amounts a text states in figures or with a scale word; bare number words
+    ("one EMI", "two years") are not amounts, so a stand-in never invents one from them."""
+    return amounts_in(_BARE_NUMBER_WORDS.sub(" ", text))
+
+
 def _has_signal(sentence: str) -> bool:
-    """A sentence worth keeping: it states an amount or introduces a name."""
-    return bool(amounts_in(sentence)) or _NAME_CASE.search(sentence) is not None
+    """A sentence worth keeping: it states an amount or figure, or introduces a name."""
+    return bool(stated_amounts(sentence)) or _NAME_CASE.search(sentence) is not None
 
 
 class ExtractiveSummariser:
-    """A stand-in summariser: keeps the user's sentences that state names or amounts.
+    """A stand-in summariser: keeps the sentences either side stated with names or figures,
+    attributed ("The user said: ...", "The assistant said: ...").
 
     Earlier sentences are kept first and the summary stops at the word limit the summary
     prompt asks for, as a careful human note-taker would. It is optimistic on purpose:
@@ -90,11 +110,11 @@ class ExtractiveSummariser:
         if content.startswith("Current summary:\n"):
             previous = content.split("\n\n", 1)[0].removeprefix("Current summary:\n").strip()
         sentences = [s for s in _SENTENCE.split(previous) if s.strip()] if previous else []
-        for line in _user_lines(content):
+        for speaker, line in _LINE.findall(content):
             for sentence in _SENTENCE.split(line):
                 sentence = sentence.strip()
                 if sentence and _has_signal(sentence):
-                    sentences.append(f"The user said: {sentence}")
+                    sentences.append(f"The {speaker.lower()} said: {sentence}")
         kept: list[str] = []
         words = 0
         for sentence in sentences:
@@ -107,34 +127,42 @@ class ExtractiveSummariser:
 
 
 _KEYS: tuple[tuple[str, str], ...] = (
+    (r"emergency fund", "emergency_fund"),
     (r"salary|take-home|income", "monthly_salary"),
     (r"expense", "monthly_expenses"),
     (r"\bfd\b|fixed deposit", "fd_amount"),
     (r"\brent\b", "rent"),
     (r"\bsip\b", "sip_amount"),
     (r"\bemi\b|loan", "loan"),
+    (r"policy", "policy_number"),
 )
+_MONEY = re.compile(r"[₹$€£]|\b(?:rs|inr|rupees?|lakhs?|lacs?|crores?|thousand|\d+k)\b", re.I)
 
 
 class RuleExtractor:
-    """A stand-in fact extractor: a name from "I'm X" / "my name is X", and amounts from
-    sentences about salary, expenses, an FD, rent, a SIP or a loan."""
+    """A stand-in fact extractor: a name from "I'm X" / "my name is X", and figures from
+    sentences about salary, expenses, an FD, rent, a SIP, a loan, an emergency fund or a
+    policy. Facts the assistant states are kept too, under keys starting "assistant_"."""
 
     def __call__(self, request: Request) -> Completion:
-        users = _user_lines(request.messages[-1].content)
+        lines = _LINE.findall(request.messages[-1].content)
         found: dict[str, str] = {}
-        if users:
-            line = users[-1]
+        for speaker, line in lines[-2:]:
+            prefix = "" if speaker == "User" else "assistant_"
             name = _NAME_CASE.search(line)
-            if name:
+            if name and speaker == "User":
                 found["name"] = name.group(1)
             for sentence in _SENTENCE.split(line):
-                amounts = sorted(amounts_in(sentence))
+                amounts = sorted(stated_amounts(sentence))
                 if not amounts:
                     continue
                 for pattern, key in _KEYS:
                     if re.search(pattern, sentence, re.I):
-                        found[key] = format_inr(max(amounts))
+                        value = max(amounts)
+                        # a figure stated as money reads as rupees; any other stays as written
+                        found[prefix + key] = (
+                            format_inr(value) if _MONEY.search(sentence) else str(value)
+                        )
                         break
         return Completion(json.dumps({"set": found, "delete": []}, ensure_ascii=False))
 

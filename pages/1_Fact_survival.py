@@ -3,6 +3,9 @@
 Two verdicts per fact, strategy and N: is the fact in the payload (deterministic), and did
 the model recall it. The run happens in a background job; this page shows its progress,
 can cancel it (the rows so far are kept), and draws the heat maps when it is done.
+
+Over 400 lines as one page's form, plan, progress and results read top to bottom; the
+settings parsing lives in ui/survival_form.py, the engine in engines/survival/.
 """
 
 from __future__ import annotations
@@ -16,22 +19,27 @@ import streamlit as st
 from engines.survival import (
     DEFAULT_FACTS,
     DEFAULT_PROBE_TURNS,
-    Fact,
+    EXAMPLE_FACTS,
+    Estimate,
     SurvivalConfig,
     SurvivalConfigError,
     SurvivalResult,
     estimate,
-    parse_turns,
+    facts_json,
+    parse_facts_json,
+    plan_sentence,
     run_survival,
 )
 from lanes import jobs
 from lanes.binding import bind_settings
-from memory.choices import StrategyChoice, parse_choice
+from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
-from present.survival import heatmaps, tokens_chart
-from scenarios.filler import BANK, TOPICS, FillerTurn, TranscriptError, parse_transcript
+from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
+from scenarios import fincoach
+from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui.app_state import AppConfig, settings_for
+from ui.survival_form import build_config, facts_from_editor, facts_rows
 
 st.set_page_config(page_title="Fact survival · Memory Lab", page_icon="🧪", layout="wide")
 
@@ -42,6 +50,16 @@ EMBEDDED_NOTE = (
     "something."
 )
 MAIN_MODEL, NO_MODEL = "main", "none"
+ESTIMATE_FIELDS = (
+    "probe_calls",
+    "reply_calls",
+    "maintenance_calls",
+    "prompt_tokens",
+    "maintenance_tokens",
+    "output_tokens",
+    "rows",
+    "exact",
+)
 
 
 @st.cache_resource
@@ -66,7 +84,8 @@ def lane_choices(config: AppConfig) -> list[StrategyChoice]:
 
 def default_settings(config: AppConfig) -> dict[str, Any]:
     return {
-        "facts": [f.as_dict() for f in DEFAULT_FACTS],
+        "facts": [f.to_dict() for f in DEFAULT_FACTS],
+        "system_prompt": fincoach.SYSTEM_PROMPT,
         "use_facts": [f.key for f in DEFAULT_FACTS],
         "probe_turns": ", ".join(str(n) for n in DEFAULT_PROBE_TURNS),
         "strategies": [c.label for c in lane_choices(config)[: len(config.lanes)]],
@@ -82,53 +101,17 @@ def default_settings(config: AppConfig) -> dict[str, Any]:
     }
 
 
-def build_config(settings: dict[str, Any], choices: dict[str, StrategyChoice]) -> SurvivalConfig:
-    """The engine's config from the page's plain settings (SurvivalConfigError if wrong)."""
-    facts = [Fact.from_dict(f) for f in settings["facts"]]
-    facts = [f for f in facts if f.key in settings["use_facts"]]
-    strategies = [choices[label] for label in settings["strategies"] if label in choices]
-    for part in filter(None, (p.strip() for p in settings["variants"].split(";"))):
-        try:
-            strategies.append(parse_choice(part))
-        except MemoryLabError as exc:
-            raise SurvivalConfigError(f"extra variant {part!r}: {exc}") from None
-    filler = None
-    if settings["filler"] == "import":
-        if not settings["filler_turns"]:
-            raise SurvivalConfigError("import a transcript, or choose the built-in filler")
-        filler = tuple(FillerTurn(t["user"], t.get("reply")) for t in settings["filler_turns"])
-    return SurvivalConfig(
-        facts=tuple(facts),
-        probe_turns=parse_turns(settings["probe_turns"]),
-        strategies=tuple(strategies),
-        filler=filler,
-        filler_seed=int(settings["seed"]),
-        replies=settings["replies"],
-    ).validate()
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_estimate(config_json: str, with_model: bool, probe_tokens: int) -> dict[str, Any]:
-    config = config_from_json(config_json)
+    config = SurvivalConfig.from_dict(json.loads(config_json))
     est = estimate(config, with_model=with_model, assumed_reply_tokens=probe_tokens)
     return {**est.as_dict(), "rough_s": est.rough_seconds(parallel=len(config.strategies))}
 
 
-def config_from_json(text: str) -> SurvivalConfig:
-    data = json.loads(text)
-    filler = data["filler"]
-    return SurvivalConfig(
-        facts=tuple(Fact.from_dict(f) for f in data["facts"]),
-        probe_turns=tuple(data["probe_turns"]),
-        strategies=tuple(StrategyChoice(s["name"], s["params"]) for s in data["strategies"]),
-        filler=None
-        if filler == "built-in"
-        else tuple(FillerTurn(t["user"], t.get("reply")) for t in filler),
-        filler_seed=data["filler_seed"],
-        replies=data["replies"],
-        system_prompt=data["system_prompt"],
-        encoding=data["encoding"],
-    )
+def pick(label: str, options: list[str], chosen: list[str], key: str) -> list[str]:
+    """A multi-select row of pills."""
+    picked = st.pills(label, options, selection_mode="multi", default=chosen, key=key, wrap=True)
+    return list(picked or [])
 
 
 def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) -> None:
@@ -145,7 +128,7 @@ def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) 
         send, model_fn = bind_settings(conversation, upkeep)
         model_label = app.provider_caption()
     expected = cached_estimate(
-        json.dumps(config.as_dict()), send is not None, int(settings["probe_tokens"])
+        json.dumps(config.to_dict()), send is not None, int(settings["probe_tokens"])
     )["calls"]
 
     def work(job: jobs.Job) -> SurvivalResult:
@@ -209,58 +192,53 @@ with st.form("survival-settings"):
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Facts")
-        facts_df = pd.DataFrame(
-            [
-                {
-                    "key": f["key"],
-                    "plant": f["plant"],
-                    "probe": f["probe"],
-                    "answers": "; ".join(f["answers"]),
-                    "plant_turn": int(f.get("plant_turn", 1)),
-                }
-                for f in settings["facts"]
-            ]
-        )
         edited = st.data_editor(
-            facts_df,
+            facts_rows(settings["facts"]),
             num_rows="dynamic",
             hide_index=True,
             key="facts-editor",
             column_config={
                 "key": st.column_config.TextColumn("key", width="small", required=True),
-                "plant": st.column_config.TextColumn("what the user says", width="large"),
+                "speaker": st.column_config.SelectboxColumn(
+                    "said by", options=["user", "assistant"], width="small", required=True
+                ),
+                "text": st.column_config.TextColumn("what is said", width="large"),
                 "probe": st.column_config.TextColumn("probe question", width="medium"),
-                "answers": st.column_config.TextColumn(
-                    "accepted answers (; between)",
+                "answer": st.column_config.TextColumn(
+                    "expected answer (; between)",
                     help="Amounts match in any form: ₹1,20,000 = 120000 = 1.2 lakh = 1.2L",
                 ),
-                "plant_turn": st.column_config.NumberColumn("turn", min_value=1, step=1),
+                "turn": st.column_config.NumberColumn("turn", min_value=1, step=1),
+                "updates": st.column_config.TextColumn(
+                    "updates (from a facts file)",
+                    disabled=True,
+                    help="A fact that changes later (rent goes up at turn 9): load a facts file.",
+                ),
             },
         )
-        keys = [str(k) for k in edited["key"].dropna().tolist() if str(k).strip()]
-        use_facts = st.pills(
-            "Facts to probe",
-            keys,
-            selection_mode="multi",
-            default=[k for k in settings["use_facts"] if k in keys] or keys,
-            key="use-facts",
-            wrap=True,
+        facts_upload = st.file_uploader(
+            "Facts file (JSON: key, text, probe, answer, turn, speaker, updates)",
+            type=["json"],
+            help="Replaces the facts above. The format is in engines/survival/facts.py; "
+            "download the current facts below for an example.",
         )
+        add_examples = st.checkbox(
+            "Add two example facts: one the assistant states, one updated at turn 9",
+            value=False,
+        )
+        keys = [str(k) for k in edited["key"].dropna().tolist() if str(k).strip()]
+        chosen = [k for k in settings["use_facts"] if k in keys] or keys
+        use_facts = pick("Facts to probe", keys, chosen, "use-facts")
         probe_turns = st.text_input(
             "Probe turns N",
             settings["probe_turns"],
-            help="Comma-separated, each after the planting turn, up to 1000.",
+            help="Comma-separated, up to 1000. Each fact is probed at every N after it is stated.",
         )
     with right:
         st.subheader("Strategies")
-        picked = st.pills(
-            "Strategies (the main page's lanes first)",
-            list(choices),
-            selection_mode="multi",
-            default=[s for s in settings["strategies"] if s in choices],
-            key="strategy-pills",
-            wrap=True,
-        )
+        chosen = [s for s in settings["strategies"] if s in choices]
+        picked = pick("Strategies (the main page's lanes first)", list(choices), chosen,
+                      "strategy-pills")  # fmt: skip
         variants = st.text_input(
             "Extra variants",
             settings["variants"],
@@ -268,6 +246,12 @@ with st.form("survival-settings"):
             help="More strategy settings, written name:key=value, separated by ';'.",
         )
         st.subheader("Conversation")
+        system_prompt = st.text_area(
+            "System prompt",
+            settings.get("system_prompt", fincoach.SYSTEM_PROMPT),
+            height=120,
+            help="Sent first, unchanged, by every strategy (FinCoach's by default).",
+        )
         filler_mode = st.radio(
             "Filler between the facts and the probes",
             ["builtin", "import"],
@@ -316,26 +300,22 @@ with st.form("survival-settings"):
     applied = st.form_submit_button("Apply settings", type="primary", disabled=running)
 
 if applied:
-    facts = []
-    for row in edited.to_dict("records"):
-        if not str(row.get("key") or "").strip():
-            continue
-        answers = [a.strip() for a in str(row.get("answers") or "").split(";") if a.strip()]
-        turn = row.get("plant_turn")
-        facts.append(
-            {
-                "key": str(row["key"]).strip(),
-                "plant": str(row.get("plant") or ""),
-                "probe": str(row.get("probe") or ""),
-                "answers": answers,
-                "label": "",
-                "plant_turn": int(turn) if turn == turn and turn else 1,  # NaN -> 1
-            }
-        )
+    facts = facts_from_editor(edited, settings["facts"])
+    if facts_upload is not None:
+        try:
+            text = facts_upload.getvalue().decode("utf-8")
+            facts = [f.to_dict() for f in parse_facts_json(text)]
+        except (SurvivalConfigError, UnicodeDecodeError) as exc:
+            st.error(f"Could not read {facts_upload.name}: {exc}")
+    if add_examples:
+        have = {f["key"] for f in facts}
+        facts += [f.to_dict() for f in EXAMPLE_FACTS if f.key not in have]
+    new_keys = [f["key"] for f in facts if f["key"] not in {g["key"] for g in settings["facts"]}]
     new = {
         **settings,
         "facts": facts,
-        "use_facts": list(use_facts or []),
+        "use_facts": list(use_facts or []) + new_keys,
+        "system_prompt": system_prompt,
         "probe_turns": probe_turns,
         "strategies": list(picked or []),
         "variants": variants,
@@ -376,24 +356,20 @@ elif config is not None:
         st.caption(
             f"Filler: {settings['filler_name']} ({len(settings['filler_turns'])} turns, cycled)"
         )
-    plan = (
-        f"**{len(config.facts)} facts × {len(config.strategies)} strategies × "
-        f"{len(config.probe_turns)} probe turns = {est['rows']} probes.** "
+    plan = plan_sentence(
+        config, Estimate(**{k: est[k] for k in ESTIMATE_FIELDS}), with_model=with_model
     )
-    if with_model:
-        plan += (
-            f"About **{est['calls']:,} model calls** ({est['probe_calls']} probes, "
-            f"{est['reply_calls']} replies, {est['maintenance_calls']} summaries/extractions) "
-            f"and **{est['tokens']:,} tokens**"
-        )
-        if embedded:
-            minutes = est["rough_s"] * (1.0 if settings.get("parallel") else 1.4) / 60
-            plan += f"; roughly {max(1, round(minutes))} min on the embedded model."
-        else:
-            plan += "."
-    else:
-        plan += "No model calls: the payload verdict only, computed in a moment."
+    if embedded:
+        minutes = est["rough_s"] * (1.0 if settings.get("parallel") else 1.4) / 60
+        plan += f"; roughly {max(1, round(minutes))} min on the embedded model"
+    plan += "."
     st.markdown(plan)
+    st.download_button(
+        "Download these facts as a facts file",
+        facts_json(config.facts),
+        "facts.json",
+        "application/json",
+    )
 
     run_col, _ = st.columns([1, 5])
     if run_col.button("▶ Run", type="primary", disabled=running, width="stretch"):
@@ -441,16 +417,20 @@ if data:
     head = f"Results · {result.model or result.mode}"
     st.subheader(head)
     if result.cancelled:
-        total = (
-            len(data["config"]["facts"])
-            * len(data["config"]["strategies"])
-            * len(data["config"]["probe_turns"])
-        )
+        try:
+            total = SurvivalConfig.from_dict(data["config"]).rows_total
+        except SurvivalConfigError:
+            total = len(result.rows)
         st.warning(f"Cancelled: {len(result.rows)} of {total} probes done. The results so far:")
     st.caption(
         f"{len(result.rows)} probes · {result.provider_calls} model calls · "
         f"{result.maintenance_calls} upkeep calls · {result.elapsed_s:.1f} s"
     )
+    if result.stand_in_upkeep:
+        st.warning(
+            f"**{STAND_IN_LABEL.capitalize()}.** The summary, entity and hybrid figures below "
+            "show what the rule-based stand-ins keep, not what a model would."
+        )
     st.plotly_chart(heatmaps(result), theme=None, key="heatmaps")
     if result.mode == "model":
         st.caption(
@@ -473,11 +453,17 @@ if data:
                 "strategy": r.strategy,
                 "N": r.probe_turn,
                 "fact": r.fact,
+                "said by": r.speaker,
                 "verdict": r.verdict,
+                "payload": r.payload_state,
+                "reply": r.recall_state,
+                "expected": "; ".join(r.answers),
+                "stale values": "; ".join(r.stale_answers),
+                "upkeep": r.upkeep,
                 "flag": r.flag,
                 "found in": ", ".join(r.found_in),
                 "probe": r.probe,
-                "reply": r.reply,
+                "model's answer": r.reply,
                 "prompt tokens": r.probe_prompt_tokens,
                 "spent to reach N": r.prompt_tokens_spent,
                 "upkeep calls": r.maintenance_calls,

@@ -69,14 +69,16 @@ def build(settings: dict[str, Any], options: dict[str, StrategyChoice]) -> SimCo
             strategies.append(parse_choice(part))
         except MemoryLabError as exc:
             raise SimulationError(f"extra variant {part!r}: {exc}") from None
-    return SimConfig(
-        user_turns=turns,
-        reply_tokens=int(settings["reply_tokens"]),
-        turns=int(settings["turns"]),
-        strategies=tuple(strategies),
-        summary_tokens=int(settings["summary_tokens"]),
-        facts_tokens=int(settings["facts_tokens"]),
-        overhead=bool(settings["overhead"]),
+    return SimConfig.from_dict(
+        {
+            "user_turns": list(turns),
+            "reply_tokens": int(settings["reply_tokens"]),
+            "turns": int(settings["turns"]),
+            "strategies": strategies,
+            "summary_tokens": int(settings["summary_tokens"]),
+            "facts_tokens": int(settings["facts_tokens"]),
+            "overhead": bool(settings["overhead"]),
+        }
     ).validate()
 
 

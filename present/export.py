@@ -299,6 +299,8 @@ def to_markdown(saved: SavedSession, price: Price | None = None) -> str:
     survival = _survival(clean)
     if survival is not None:
         lines += ["", "## Fact survival", ""]
+        if getattr(survival, "stand_in_upkeep", False):
+            lines += ["*Upkeep by rule-based stand-ins, not a model.*", ""]
         for strategy, cells in _survival_table(survival).items():
             lines.append(f"- **{_md(strategy)}:** " + ", ".join(cells))
     lines += ["", "## Conversation (user turns)", ""]

@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 
 from engines.survival import LEAK_FLAG, SurvivalResult
 from present.lanes import color
+from present.text import table as text_grid
 
 FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
 # lost (orange) -> half (light) -> kept (blue)
@@ -22,17 +23,43 @@ TITLES = {
     "in_payload": "Fact in the payload at turn N",
     "recalled": "Fact recalled by the model at turn N",
 }
+STALE_KEY = {"in_payload": "stale_payload", "recalled": "stale_recall"}
+STAND_IN_LABEL = "upkeep by rule-based stand-ins, not a model"
+LEGEND = (
+    "<b>How to read it.</b> <b>3/4</b>: of the 4 facts probed at turn N, 3 had their "
+    "<b>current</b> value there (blue = all, orange = none).<br>"
+    "<b>1 stale</b>: for 1 updated fact only the <b>old</b> value was there: the update was "
+    f"lost. <b>{LEAK_FLAG}</b>: recalled although not in the payload. <b>—</b>: not probed."
+)
+
+
+def legend_lines(result: SurvivalResult) -> list[str]:
+    """The legend in plain words (for text tables and captions), stand-in note included."""
+    lines = [
+        "a/b = facts whose current value is there, of the facts probed at turn N",
+        "stale = only an old value of an updated fact is there (the update was lost)",
+    ]
+    if result.mode == "model":
+        lines.append(f"! = {LEAK_FLAG}: recalled, but not in the payload")
+    if result.stand_in_upkeep:
+        lines.append(
+            f"{STAND_IN_LABEL}: summary, entity and hybrid rows show the stand-ins' behaviour"
+        )
+    return lines
+
+
+def _titled(title: str, result: SurvivalResult) -> str:
+    if result.stand_in_upkeep:
+        return f"{title}<br><sup>{STAND_IN_LABEL}</sup>"
+    return title
 
 
 def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"},
-        font=FONT,
-        height=height,
-        margin={"l": 20, "r": 20, "t": 96, "b": 20},
-        plot_bgcolor="white",
-        paper_bgcolor="white",
-    )
+    layout: dict[str, object] = {"font": FONT, "height": height}
+    layout["title"] = {"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"}
+    layout["margin"] = {"l": 20, "r": 20, "t": 96, "b": 20}
+    layout["plot_bgcolor"] = layout["paper_bgcolor"] = "white"
+    fig.update_layout(**layout)
     # plotly does not make room for long tick labels unless asked: strategy names are long
     fig.update_xaxes(automargin=True, title_standoff=12)
     fig.update_yaxes(automargin=True, title_standoff=12)
@@ -50,6 +77,7 @@ def heatmap(result: SurvivalResult, verdict: str, *, title: str | None = None) -
     turns = result.probe_turns()
     cells = result.matrix(verdict)
     leaks = result.matrix("leak") if verdict == "recalled" else {}
+    stale = result.matrix(STALE_KEY[verdict])
     z: list[list[float | None]] = []
     text: list[list[str]] = []
     for s in strategies:
@@ -63,6 +91,9 @@ def heatmap(result: SurvivalResult, verdict: str, *, title: str | None = None) -
                 continue
             zrow.append(hit / total)
             label = f"{hit}/{total}"
+            old = stale.get((s, n), (0, 0))[0]
+            if old:
+                label += f"<br>{old} stale"
             guesses = leaks.get((s, n), (0, 0))[0]
             if guesses:
                 label += f"<br>{guesses} {LEAK_FLAG}"
@@ -92,8 +123,29 @@ def heatmap(result: SurvivalResult, verdict: str, *, title: str | None = None) -
     )
     fig.update_yaxes(autorange="reversed", tickfont={"size": 17})
     fig.update_xaxes(title_text="probe turn N", tickfont={"size": 17})
-    height = 190 + 62 * max(1, len(strategies))
-    return _base(fig, title or TITLES[verdict], height)
+    height = 250 + 62 * max(1, len(strategies))
+    fig = _base(fig, _titled(title or TITLES[verdict], result), height)
+    _legend(fig)
+    return fig
+
+
+def _legend(fig: go.Figure) -> None:
+    """The legend under the plot, in words a stakeholder can read."""
+    fig.add_annotation(
+        text=LEGEND,
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=0,
+        yshift=-72,
+        xanchor="left",
+        yanchor="top",
+        showarrow=False,
+        align="left",
+        font={"size": 14, "color": "#374151"},
+    )
+    fig.update_layout(margin={"b": 130})
+    fig.update_layout(height=fig.layout.height + 60)
 
 
 def heatmaps(result: SurvivalResult, *, title: str | None = None) -> go.Figure:
@@ -121,7 +173,9 @@ def heatmaps(result: SurvivalResult, *, title: str | None = None) -> go.Figure:
     fig.update_yaxes(autorange="reversed", tickfont={"size": 17})
     fig.update_annotations(font={"size": 19})
     heading = title or "Does the fact survive to turn N? (facts kept / facts probed)"
-    return _base(fig, heading, singles[0].layout.height + 30)
+    fig = _base(fig, _titled(heading, result), singles[0].layout.height + 30)
+    _legend(fig)
+    return fig
 
 
 def tokens_chart(result: SurvivalResult, *, title: str | None = None) -> go.Figure:
@@ -149,12 +203,65 @@ def tokens_chart(result: SurvivalResult, *, title: str | None = None) -> go.Figu
     return _base(fig, title or "Prompt tokens spent to reach turn N", 480)
 
 
-def verdict_counts(result: SurvivalResult) -> dict[str, int]:
-    """How many rows got each verdict (for a caption)."""
-    counts: dict[str, int] = {}
+def text_table(result: SurvivalResult) -> str:
+    """Both verdict grids (strategies x N), the legend and the prompt tokens spent, as text."""
+    turns = result.probe_turns()
+    header = ["strategy", *[f"N={n}" for n in turns]]
+    out: list[str] = []
+    if result.stand_in_upkeep:
+        out += [f"({STAND_IN_LABEL})", ""]
+    grids = [("in the payload", "in_payload")]
+    if result.mode == "model":
+        grids.append(("recalled by the model", "recalled"))
+    leaks = result.matrix("leak")
+    for title, key in grids:
+        cells = result.matrix(key)
+        stale = result.matrix(STALE_KEY[key])
+        rows = []
+        for s in result.strategies():
+            row = [s]
+            for n in turns:
+                hit, total = cells.get((s, n), (0, 0))
+                text = f"{hit}/{total}" if total else "-"
+                if stale.get((s, n), (0, 0))[0]:
+                    text += f" ({stale[(s, n)][0]} stale)"
+                if key == "recalled" and leaks.get((s, n), (0, 0))[0]:
+                    text += "!"
+                row.append(text)
+            rows.append(row)
+        out.append(f"Facts {title} at turn N:")
+        out.append(text_grid(header, rows))
+        out.append("")
+    out += [f"  {line}" for line in legend_lines(result)]
+    out.append("")
+    out += fact_states(result, turns, header)
+    spent = result.tokens_spent()
+    rows = [[s, *[f"{spent[(s, n)]:,}" if (s, n) in spent else "-" for n in turns]]
+            for s in result.strategies()]  # fmt: skip
+    out.append("Prompt tokens sent to reach turn N (conversation so far + the probe):")
+    out.append(text_grid(header, rows))
+    return "\n".join(out)
+
+
+def fact_states(result: SurvivalResult, turns: Sequence[int], header: Sequence[str]) -> list[str]:
+    """Per strategy and fact, the value state at each N: in the payload, and in the reply
+    (payload/reply) when a model answered: current, both, stale or missing."""
+    states: dict[tuple[str, str], dict[int, str]] = {}
     for r in result.rows:
-        counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    return counts
+        cell = r.payload_state or ("error" if r.error else "-")
+        if r.recall_state:
+            cell += f"/{r.recall_state}"
+        states.setdefault((r.strategy, r.fact), {})[r.probe_turn] = cell
+    if not states:
+        return []
+    rows = [
+        [f"{s} · {fact}", *[cells.get(n, "-") for n in turns]]
+        for (s, fact), cells in states.items()
+    ]
+    title = "Value state per fact at turn N"
+    title += " (payload/reply)" if result.mode == "model" else " (in the payload)"
+    return [f"{title}: current, both (current and old), stale (only old), missing:",
+            text_grid(["strategy · fact", *header[1:]], rows), ""]  # fmt: skip
 
 
 def heatmap_cells(fig: go.Figure) -> list[list[str]]:

@@ -7,14 +7,23 @@ checks), so a fact found in a payload came from where it was planted.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from scenarios.transcripts import TranscriptError, simple_turns
+
+__all__ = [
+    "BANK",
+    "TOPICS",
+    "FillerTurn",
+    "TranscriptError",
+    "builtin",
+    "cycle",
+    "load_transcript",
+    "parse_transcript",
+]
 
 
 @dataclass(frozen=True)
@@ -315,108 +324,10 @@ def cycle(turns: Sequence[FillerTurn], n: int) -> list[FillerTurn]:
     return [turns[i % len(turns)] for i in range(n)]
 
 
-class TranscriptError(ValueError):
-    """An imported transcript that holds no usable user turns, or is not in a known shape."""
-
-
-def _from_messages(messages: Iterable[Mapping[str, Any]]) -> list[FillerTurn]:
-    """Role/content messages paired up: each user message with the assistant reply after it."""
-    turns: list[FillerTurn] = []
-    pending: str | None = None
-    for m in messages:
-        role, content = m.get("role"), m.get("content")
-        if not isinstance(content, str):
-            continue
-        if role == "user":
-            if pending is not None:
-                turns.append(FillerTurn(pending))
-            pending = content
-        elif role == "assistant" and pending is not None:
-            turns.append(FillerTurn(pending, content))
-            pending = None
-    if pending is not None:
-        turns.append(FillerTurn(pending))
-    return turns
-
-
-def _from_json(data: Any) -> list[FillerTurn]:
-    if isinstance(data, Mapping):
-        for key in ("turns", "messages", "user_turns", "conversation"):
-            if key in data:
-                return _from_json(data[key])
-        raise TranscriptError(
-            "the JSON object has none of the keys turns, messages, user_turns, conversation"
-        )
-    if not isinstance(data, list):
-        raise TranscriptError("the JSON must be a list of messages or turns")
-    if all(isinstance(x, str) for x in data):
-        return [FillerTurn(x) for x in data]
-    if all(isinstance(x, Mapping) and "role" in x for x in data):
-        return _from_messages(data)
-    turns: list[FillerTurn] = []
-    for x in data:
-        if isinstance(x, Mapping) and isinstance(x.get("user"), str):
-            reply = x.get("assistant", x.get("reply"))
-            turns.append(FillerTurn(x["user"], reply if isinstance(reply, str) and reply else None))
-        elif isinstance(x, str):
-            turns.append(FillerTurn(x))
-    return turns
-
-
-def _from_csv(text: str) -> list[FillerTurn]:
-    reader = csv.DictReader(io.StringIO(text))
-    fields = [f.strip().lower() for f in reader.fieldnames or []]
-    if "user" not in fields:
-        raise TranscriptError("a CSV transcript needs a 'user' column (and optionally 'reply')")
-    turns = []
-    for row in reader:
-        row = {(k or "").strip().lower(): v for k, v in row.items()}
-        reply = row.get("reply") or row.get("assistant") or None
-        turns.append(FillerTurn(row["user"], reply))
-    return turns
-
-
-MAX_TRANSCRIPT_CHARS = 20_000_000
-
-
 def parse_transcript(text: str, *, name: str = "") -> list[FillerTurn]:
-    """Filler from a transcript. First the app's import formats (engines/transcripts.py: OpenAI
-    or Anthropic messages JSON, 'User:'/'Assistant:' text, a Memory Lab session export), then
-    simpler shapes: a JSON list of strings or of {user, reply} objects, CSV with a 'user'
-    column, or plain text with one user message a line."""
-    kind = Path(name).suffix.lower()
-    stripped = text.strip()
-    if not stripped:
-        raise TranscriptError("the transcript is empty")
-    if len(text) > MAX_TRANSCRIPT_CHARS:  # the same limit as the main page's importer
-        raise TranscriptError(f"the file is larger than {MAX_TRANSCRIPT_CHARS:,} characters")
-    if kind != ".csv":
-        from engines import transcripts  # the main page's importer (imported here: it is heavier)
-
-        try:
-            found = transcripts.parse(text, name=name)
-        except (transcripts.TranscriptError, ValueError):
-            pass  # not one of those formats: try the simple shapes below
-        else:
-            turns = [FillerTurn(user, reply or None) for user, reply in found.turns if user.strip()]
-            if turns:
-                return turns
-    if kind == ".json" or (not kind and stripped[:1] in "[{"):
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(f"the transcript is not valid JSON: {exc.msg}") from exc
-        except RecursionError:
-            raise TranscriptError("the transcript's JSON nests too deeply to read") from None
-        turns = _from_json(data)
-    elif kind == ".csv":
-        turns = _from_csv(text)
-    else:
-        turns = [FillerTurn(line.strip()) for line in stripped.splitlines() if line.strip()]
-    turns = [t for t in turns if t.user.strip()]
-    if not turns:
-        raise TranscriptError("the transcript holds no user messages")
-    return turns
+    """Filler from a transcript in any shape scenarios/transcripts.py reads (OpenAI or
+    Anthropic messages JSON, 'User:'/'Assistant:' text, a JSON list, CSV, one message a line)."""
+    return [FillerTurn(user, reply) for user, reply in simple_turns(text, name=name)]
 
 
 def load_transcript(path: str | Path) -> list[FillerTurn]:

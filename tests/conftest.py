@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
+
+# `--hypothesis-profile long` runs the strategy contract suite (tests/memory/test_contracts.py)
+# with many more examples; the default run stays bounded and seeded.
+settings.register_profile("long", max_examples=300, deadline=None)
 
 
 @pytest.fixture(autouse=True)

@@ -159,7 +159,14 @@ class Strategy:
 
     def prepare(self, user_text: str) -> Request:
         """The Request for the next turn (state is unchanged if this raises)."""
-        return self._build(check_user_text(user_text))
+        text = check_user_text(user_text)
+        saved = (self.summary, list(self.summarised), dict(self.facts), self.summary_truncated)
+        try:
+            return self._build(text)
+        except BaseException:
+            # a strategy may fold turns before it finds the request cannot be sent: undo it
+            self.summary, self.summarised, self.facts, self.summary_truncated = saved
+            raise
 
     def commit(self, user_text: str, reply: str) -> tuple[MaintenanceCall, ...]:
         """Store the completed turn; returns the maintenance calls made to update memory."""
@@ -219,12 +226,12 @@ class Strategy:
 
     # --- assembly helpers -----------------------------------------------------------------
 
-    def system_text(self, summary: str | None = None) -> str:
+    def system_text(self, summary: str | None = None, *, facts: bool = True) -> str:
         """The system prompt, unchanged, then the entity block and summary where they apply."""
         parts = [self.system_prompt]
-        if self.uses_facts and self.facts:
-            facts = json.dumps(self.facts, ensure_ascii=False, sort_keys=True)
-            parts.append(f"Known facts about the user: {facts}")
+        if facts and self.uses_facts and self.facts:
+            block = json.dumps(self.facts, ensure_ascii=False, sort_keys=True)
+            parts.append(f"Known facts about the user: {block}")
         if summary and self.summary_placement == "system":
             parts.append(f"Summary of the earlier conversation: {summary}")
         if summary and self.summary_note:
@@ -240,11 +247,11 @@ class Strategy:
             Message("assistant", SUMMARY_ACK),
         ]
 
-    def fixed_tokens(self, user_text: str, summary: str | None) -> int:
+    def fixed_tokens(self, user_text: str, summary: str | None, *, facts: bool = True) -> int:
         """Tokens every request of this state carries: system text, summary, new message."""
         extra = self.summary_messages(summary)
         return (
-            self.counter.count(self.system_text(summary))
+            self.counter.count(self.system_text(summary, facts=facts))
             + self.counter.count_messages(extra)
             + self.counter.count(user_text)
         )
@@ -318,10 +325,15 @@ class Strategy:
         retrieved: Sequence[int] = (),
         maintenance: Sequence[MaintenanceCall] = (),
         notes: Sequence[str] = (),
+        with_summary: bool = True,
+        with_facts: bool = True,
     ) -> Request:
-        """Assemble the Request: system text, summary pair, the given turns, the new message."""
-        summary = self.summary
-        system = self.system_text(summary)
+        """Assemble the Request: system text, summary pair, the given turns, the new message.
+
+        `with_summary`/`with_facts` False leave the summary/facts block out of this request
+        only (a budgeted strategy does so when the new message would not fit with them)."""
+        summary = self.summary if with_summary else None
+        system = self.system_text(summary, facts=with_facts)
         extra = self.summary_messages(summary)
         messages = [*extra, *self.history.messages(verbatim), Message("user", user_text)]
         content = (
@@ -335,17 +347,25 @@ class Strategy:
             raise AssertionError(f"{self.name} built {content} tokens over its budget {budget}")
         if self.summary_truncated is not None and summary:
             notes = [*notes, f"the summary was cut to {self.summary_truncated} tokens to fit"]
-        dropped = self._dropped(verbatim)
-        parts = self._parts(system, extra, verbatim, retrieved, user_text, tokens)
+        summarised: tuple[int, ...] = tuple(self.summarised) if summary else ()
+        if summary or not self.summarised:
+            dropped = self._dropped(verbatim)
+        else:  # the summary was left out: every turn not sent verbatim is dropped
+            kept = set(verbatim)
+            dropped = tuple(i for i in range(1, len(self.history) + 1) if i not in kept)
+        parts = self._parts(
+            system, extra, verbatim, retrieved, user_text, tokens,
+            with_facts=with_facts, with_summary=bool(summary),
+        )  # fmt: skip
         account = Account(
             strategy=self.name,
             turn=len(self.history) + 1,
             kept_turns=tuple(verbatim),
             dropped_turns=dropped,
-            summarised_turns=tuple(self.summarised),
+            summarised_turns=summarised,
             retrieved_turns=tuple(retrieved),
             summary=summary,
-            facts=dict(self.facts) if self.uses_facts else None,
+            facts=(dict(self.facts) if with_facts else {}) if self.uses_facts else None,
             budget=budget,
             notes=tuple(notes),
             parts=parts,
@@ -366,22 +386,26 @@ class Strategy:
         retrieved: Sequence[int],
         user_text: str,
         tokens: TokenCount,
+        *,
+        with_facts: bool = True,
+        with_summary: bool = True,
     ) -> tuple[Part, ...]:
         """The request split into PARTS. The system text is prompt, facts block, then summary:
         each part is what its text adds to the count of the text before it, so the parts add
         up exactly to the counted total (a token merged across a join goes to the later part)."""
         count = self.counter.count
         bare = count(self.system_prompt)
-        with_facts = count(self.system_text(None))
+        facts_end = count(self.system_text(None, facts=with_facts))
         fetched = set(retrieved)
         recent = [i for i in verbatim if i not in fetched]
-        summary_turns = tuple(self.summarised) if self.summary else ()
+        # a summary left out of this request (to fit the message) has no turns here
+        summary_turns = tuple(self.summarised) if self.summary and with_summary else ()
         return (
             Part("system", bare),
-            Part("facts", with_facts - bare),
+            Part("facts", facts_end - bare),
             Part(
                 "summary",
-                count(system) - with_facts + self.counter.count_messages(extra),
+                count(system) - facts_end + self.counter.count_messages(extra),
                 summary_turns,
             ),
             Part("retrieved", self.history.tokens(list(retrieved)), tuple(retrieved)),

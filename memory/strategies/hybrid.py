@@ -95,4 +95,7 @@ class Hybrid(SummaryBuffer):
             retrieved=retrieved,
             maintenance=request.maintenance,
             notes=[n for n in notes if not n.startswith("the summary was cut")],
+            # keep out what the summary buffer left out to fit the new message
+            with_summary=bool(account.summary) or not self.summary,
+            with_facts=bool(account.facts) or not self.facts,
         )

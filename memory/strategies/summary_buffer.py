@@ -7,7 +7,9 @@ the buffered turns) exceeds `trigger` x budget, the oldest turns are folded into
 until it is at most `fold_to` x budget: the prompt saw-tooths between the two marks
 (fold_to = trigger folds only what it must, as LangChain does). Before a turn, if the new
 message would push the request over the budget, the oldest buffered turns are folded (or, if
-the summariser fails, left out).
+the summariser fails, left out). Only the system prompt and the new message must fit: if the
+summary (or, for hybrid, the facts block) leaves no room for the message, it is left out of
+that request and the account says so; it stays in memory for later turns.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memory.errors import InvalidParameter
+from memory.errors import ContextOverflow, InvalidParameter
 from memory.strategies.base import Strategy
 from memory.strategies.token_window import check_budget
 from memory.types import MaintenanceCall, Request, Turn
@@ -96,14 +98,40 @@ class SummaryBuffer(Strategy):
         return calls
 
     def _build(self, user_text: str) -> Request:
-        self.check_fits(user_text, self.summary, self.budget)
-        new_tokens = self.counter.count(user_text)
-        calls = self.compress(self.budget, reserve=new_tokens)
-        # a grown summary may no longer fit with the new message
-        self.check_fits(user_text, self.summary, self.budget)
-        room = self.budget - self.fixed_tokens(user_text, self.summary)
+        # only the system prompt and the new message are required; all else can give way
+        needed = self.counter.count(self.system_prompt) + self.counter.count(user_text)
+        if needed > self.budget:
+            raise ContextOverflow(needed, self.budget, what="the system prompt and the new message")
+        calls = self.compress(self.budget, reserve=self.counter.count(user_text))
+        notes: list[str] = []
+        with_summary = with_facts = True
+        if self.fixed_tokens(user_text, self.summary) > self.budget:
+            with_summary = False
+            notes.append(
+                "the summary was left out this turn: with it the new message would not fit "
+                "the budget"
+            )
+            if self.fixed_tokens(user_text, None) > self.budget:
+                with_facts = False
+                notes.append("the known-facts block was left out this turn, for the same reason")
+        summary = self.summary if with_summary else None
+        room = self.budget - self.fixed_tokens(user_text, summary, facts=with_facts)
         kept = self.newest_fitting(self.buffer(), room)
-        notes = []
-        if len(kept) < len(self.buffer()):
+        if len(kept) < len(self.buffer()) and not calls_ok(calls):
             notes.append("the summariser failed: the oldest buffered turns were left out this turn")
-        return self.request(user_text, kept, budget=self.budget, maintenance=calls, notes=notes)
+        elif len(kept) < len(self.buffer()):
+            notes.append("the oldest buffered turns were left out this turn to fit the budget")
+        return self.request(
+            user_text,
+            kept,
+            budget=self.budget,
+            maintenance=calls,
+            notes=notes,
+            with_summary=with_summary,
+            with_facts=with_facts,
+        )
+
+
+def calls_ok(calls: list[MaintenanceCall]) -> bool:
+    """True when every maintenance call of this turn succeeded."""
+    return all(c.ok for c in calls)

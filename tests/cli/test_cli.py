@@ -66,7 +66,7 @@ def test_simulate_writes_csv_and_json(tmp_path):
         (["survival", "--payload-only", "--replies", "generated"], "no model to generate"),
         (["survival", "--facts", "/no/such.json"], "cannot read --facts"),
         (["survival", "--filler", "/no/such.txt"], "cannot read --filler /no/such.txt"),
-        (["survival", "--plant-turn", "3", "--probe-turns", "2,5"], "after the facts are planted"),
+        (["survival", "--plant-turn", "3", "--probe-turns", "2,5"], "no fact is stated before"),
         (["survival", "--provider", "nosuch", "--probe-turns", "2"], "unknown provider 'nosuch'"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
@@ -143,7 +143,7 @@ def test_survival_estimate_only():
     est = json.loads(done.stdout)
     assert est["probe_calls"] == 4 * 2 * 2 and est["reply_calls"] == 0
     assert est["maintenance_calls"] >= 4  # entity extracts after every turn
-    assert "Plan: 4 facts x 2 strategies x 2 probe turns = 16 probes" in done.stderr
+    assert "Plan: 4 facts × 2 strategies × 2 probe turns = 16 probes" in done.stderr
 
 
 def test_help_lists_the_commands_examples_and_exit_codes():

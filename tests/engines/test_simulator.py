@@ -9,13 +9,11 @@ import json
 
 import pytest
 
+from engines import simulator
 from engines.simulator import (
-    FALLBACK_PRICES,
     Price,
     SimConfig,
     SimulationError,
-    default_prices,
-    format_seed_table,
     matches_seed,
     simulate,
     user_turns_from,
@@ -44,7 +42,7 @@ def test_defaults_reproduce_the_seed_table_exactly(counter):
 
 
 def test_the_printout_is_the_seeds(counter):
-    text = format_seed_table(simulate(SimConfig(), counter=counter), "full")
+    text = simulator.format_seed_table(simulate(SimConfig(), counter=counter), "full")
     assert text.startswith("System prompt: 132 tokens on every call")
     assert "  10 |         14 |          844 |           976 |       5,611" in text
     assert text.endswith("Growth factor, turn 10 over turn 1: 6.55x")
@@ -109,9 +107,11 @@ def test_costs_per_strategy(counter):
 
 
 def test_default_prices_exist_and_are_editable_values():
-    prices = default_prices()
+    prices = simulator.default_prices()
     assert prices and all(p.input_per_m >= 0 and p.output_per_m >= 0 for p in prices)
-    assert FALLBACK_PRICES[0].cost(1_000_000, 0) == FALLBACK_PRICES[0].input_per_m
+    assert (
+        simulator.FALLBACK_PRICES[0].cost(1_000_000, 0) == simulator.FALLBACK_PRICES[0].input_per_m
+    )
 
 
 def test_overhead_adds_the_template_estimate(counter):
@@ -152,3 +152,20 @@ def test_user_turn_sources():
 def test_bad_inputs(changes, message):
     with pytest.raises(SimulationError, match=message):
         SimConfig(**changes).validate()
+
+
+def test_config_round_trips_through_plain_data_and_names_bad_fields():
+    config = SimConfig(turns=40, strategies=(parse_choice("window:k=2"),), overhead=True)
+    again = SimConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+    assert again == config
+    assert SimConfig.from_dict({}) == SimConfig()
+    for data, message in (
+        ({"turns": "ten"}, "turns must be a whole number, got 'ten'"),
+        ({"reply_tokens": True}, "reply_tokens must be a whole number"),
+        ({"user_turns": "hi"}, "user_turns is a list of texts"),
+        ({"strategies": ["full"]}, "strategies is a list of"),
+        ({"overhead": "yes"}, "overhead must be bool"),
+        ([], "a simulator config is a JSON object"),
+    ):
+        with pytest.raises(SimulationError, match=message):
+            SimConfig.from_dict(data)

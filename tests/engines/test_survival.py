@@ -17,7 +17,6 @@ from engines.survival import (
     IN_PAYLOAD,
     KEPT,
     LEAK,
-    LEAK_FLAG,
     LOST,
     MISSED,
     NOT_IN_PAYLOAD,
@@ -31,6 +30,7 @@ from engines.survival import (
     run_survival,
     script,
 )
+from engines.survival.verdicts import LEAK_FLAG
 from memory.choices import StrategyChoice, parse_choice
 from memory.standins import StaticReply
 from memory.types import Completion, Usage
@@ -294,7 +294,7 @@ def test_script_plants_at_the_chosen_turn_and_fills_the_rest():
         ({"facts": ()}, "at least one fact"),
         ({"probe_turns": ()}, "at least one probe"),
         ({"probe_turns": (5, 2)}, "increasing"),
-        ({"probe_turns": (1, 2)}, "after the facts are planted"),
+        ({"probe_turns": (1, 2)}, "no fact is stated before probe turn N=1"),
         ({"probe_turns": (2, 1001)}, "up to 1000"),
         ({"strategies": ()}, "at least one strategy"),
         ({"strategies": (StrategyChoice("full"), StrategyChoice("full"))}, "once"),
@@ -326,5 +326,5 @@ def test_parse_turns_and_load_facts():
         }
     )
     assert facts[0].answers == ("Pune",) and facts[0].plant_turn == 1
-    with pytest.raises(SurvivalConfigError, match="needs probe"):
+    with pytest.raises(SurvivalConfigError, match="fact 'a': 'probe' is missing"):
         load_facts([{"key": "a", "plant": "b", "answers": ["c"]}])

@@ -89,9 +89,12 @@ def test_the_page_figure_puts_both_verdicts_side_by_side(result):
     payload, recall = fig.data
     assert [list(r) for r in payload.text] == [["2/2", "2/2"], ["2/2", "0/2"]]
     assert recall.text[1][1] == "1/2<br>1 guess/leak"
+    from present.survival import LEGEND
+
     assert [a.text for a in fig.layout.annotations] == [
         "In the payload (deterministic)",
         "Recalled by the model",
+        LEGEND,
     ]
     assert payload.showscale is False and recall.showscale is True
 
@@ -104,3 +107,32 @@ def test_the_page_figure_without_a_model_has_the_payload_only():
     )
     fig = heatmaps(run_survival(config))
     assert len(fig.data) == 1 and fig.layout.annotations[0].text.startswith("In the payload")
+
+
+def test_heat_maps_show_stale_values_and_say_when_stand_ins_did_the_upkeep():
+    from engines.survival import EXAMPLE_FACTS
+    from present.survival import LEGEND, STAND_IN_LABEL, heatmap, heatmaps, text_table
+
+    rent = EXAMPLE_FACTS[1]
+
+    def old_rent(request, on_delta=None):
+        return StaticReply("Your rent is ₹25,000.")
+
+    config = SurvivalConfig(
+        facts=(rent,),
+        probe_turns=(8, 12),
+        strategies=(parse_choice("full"), parse_choice("summary")),
+    )
+    result = run_survival(config, send=old_rent)
+    recall = heatmap(result, "recalled")
+    assert heatmap_cells(recall) == [["1/1", "0/1<br>1 stale"], ["1/1", "0/1<br>1 stale"]]
+    assert STAND_IN_LABEL in heatmaps(result).layout.title.text
+    assert STAND_IN_LABEL in recall.layout.title.text
+    assert "stale" in LEGEND and "current" in LEGEND
+    table = text_table(result)
+    assert "0/1 (1 stale)" in table and STAND_IN_LABEL in table
+    # a run with no stand-in upkeep says nothing of the kind
+    plain = run_survival(
+        SurvivalConfig(facts=(rent,), probe_turns=(12,), strategies=(parse_choice("full"),))
+    )
+    assert STAND_IN_LABEL not in heatmaps(plain).layout.title.text

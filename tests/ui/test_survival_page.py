@@ -82,7 +82,12 @@ def test_a_payload_only_run_draws_the_heat_map_table_and_downloads():
     full = table[table["strategy"] == "full"]
     assert set(full["verdict"]) == {"in payload"}
     downloads = at.get("download_button")
-    assert len(downloads) == 2
+    assert [d.proto.label for d in downloads] == [
+        "Download these facts as a facts file",
+        "Download CSV",
+        "Download JSON",
+    ]
+    assert any("stand-ins" in w.value for w in at.warning)  # said beside the figures
     result = at.session_state.survival_result
     assert result["mode"] == "payload-only" and len(result["rows"]) == 48
 
@@ -148,3 +153,24 @@ def test_cancel_keeps_the_rows_so_far():
     assert any("Cancelled:" in w.value for w in at.warning)
     assert len(at.get("plotly_chart")) == 2  # the heat maps (one figure) and the tokens chart
     assert "Recalled by the model" in at.get("plotly_chart")[0].proto.spec
+
+
+def test_custom_system_prompt_and_example_facts_reach_the_run():
+    at = page()
+    next(t for t in at.text_area if t.label == "System prompt").set_value("Be terse.")
+    next(c for c in at.checkbox if c.label.startswith("Add two example facts")).check()
+    at.button_group(key="strategy-pills").set_value(["full", "window (k=3)"])
+    payload_only(at, "3, 12")
+    assert "6 facts × 2 strategies × 2 probe turns = 24 probes" in " ".join(
+        m.value for m in at.markdown
+    )
+    button(at, "▶ Run").click().run()
+    run_until(at, lambda a: bool(a.session_state.survival_result))
+    result = at.session_state.survival_result
+    assert result["config"]["system_prompt"] == "Be terse."
+    table = at.dataframe[-1].value
+    rent = table[(table["fact"] == "rent") & (table["N"] == 12)]
+    states = dict(zip(rent["strategy"], rent["payload"], strict=True))
+    assert states == {"full": "both", "window (k=3)": "current"}
+    fund = table[(table["fact"] == "emergency_fund") & (table["N"] == 3)]
+    assert set(fund["said by"]) == {"assistant"} and set(fund["payload"]) == {"current"}
