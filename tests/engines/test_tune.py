@@ -101,3 +101,15 @@ def test_the_ladder_covers_the_range_in_growing_steps():
     assert rungs[:9] == list(range(9))
     gaps = [b - a for a, b in zip(rungs, rungs[1:], strict=False)]
     assert gaps[-2] > gaps[0]
+
+
+def test_the_frontier_figure_draws_every_trial_the_frontier_and_the_winner(result):
+    from present.tune import frontier_figure
+
+    fig = frontier_figure(result)
+    names = [t.name for t in fig.data]
+    assert "frontier" in names and "cheapest meeting the target" in names
+    dots = sum(len(t.x) for t in fig.data if t.mode == "markers")
+    assert dots == sum(1 for t in result.trials if t.error is None)
+    star = next(t for t in fig.data if t.name == "cheapest meeting the target")
+    assert star.x[0] == result.winner.tokens_per_turn

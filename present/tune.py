@@ -1,0 +1,124 @@
+"""The auto-tuner's frontier as a Plotly figure (no streamlit here: exports can reuse it).
+
+Every setting tried is a dot in its strategy's colour (tokens per turn across, share of the
+facts kept up); the frontier (settings no other beats on both) is a line through them, the
+target a dashed line, and the cheapest setting that meets it a large star with its label.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import plotly.graph_objects as go
+
+from engines.tune import Trial, TuneResult
+from present.lanes import color
+
+FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
+FRONTIER = "#111827"
+TARGET = "#b91c1c"
+
+
+def _hover(t: Trial) -> str:
+    return (
+        f"{t.label}<br>{t.tokens_per_turn:,.0f} tokens/turn<br>"
+        f"{t.kept}/{t.probes} facts kept" + (f"<br>{t.error}" if t.error else "")
+    )
+
+
+def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
+    """Tokens per turn vs facts kept for every setting tried, with the frontier and winner."""
+    fig = go.Figure()
+    by_strategy: dict[str, list[Trial]] = defaultdict(list)
+    for t in result.trials:
+        if t.error is None:
+            by_strategy[t.choice.name].append(t)
+    for name, trials in by_strategy.items():
+        fig.add_trace(
+            go.Scatter(
+                x=[t.tokens_per_turn for t in trials],
+                y=[t.share * 100 for t in trials],
+                mode="markers",
+                name=name,
+                marker={"size": 12, "color": color(name), "opacity": 0.75},
+                hovertext=[_hover(t) for t in trials],
+                hoverinfo="text",
+            )
+        )
+    front = result.frontier
+    if front:
+        fig.add_trace(
+            go.Scatter(
+                x=[t.tokens_per_turn for t in front],
+                y=[t.share * 100 for t in front],
+                mode="lines",
+                line={"color": FRONTIER, "width": 3, "shape": "hv"},
+                name="frontier",
+                hoverinfo="skip",
+            )
+        )
+    fig.add_hline(
+        y=result.target.share * 100,
+        line={"color": TARGET, "dash": "dash", "width": 2},
+        annotation_text="target",
+        annotation_position="top left",
+        annotation_font={"size": 16, "color": TARGET},
+    )
+    winner = result.winner
+    if winner is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[winner.tokens_per_turn],
+                y=[winner.share * 100],
+                mode="markers",
+                marker={
+                    "symbol": "star",
+                    "size": 26,
+                    "color": color(winner.choice.name),
+                    "line": {"color": FRONTIER, "width": 2},
+                },  # fmt: skip
+                name="cheapest meeting the target",
+                hovertext=[_hover(winner)],
+                hoverinfo="text",
+            )
+        )
+        fig.add_annotation(  # below the star, on white: the top of the chart is crowded
+            x=winner.tokens_per_turn,
+            y=winner.share * 100,
+            text=f"<b>{winner.label}</b><br>{winner.tokens_per_turn:,.0f} tokens/turn",
+            showarrow=True,
+            arrowhead=2,
+            ax=70,
+            ay=80,
+            align="left",
+            font={"size": 17},
+            bgcolor="white",
+            bordercolor=FRONTIER,
+            borderwidth=1,
+        )
+    fig.update_layout(
+        title={
+            "text": f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
+            "font": {"size": 22},
+            "x": 0.01,
+            "xanchor": "left",
+        },
+        font=FONT,
+        height=height,
+        margin={"l": 20, "r": 20, "t": 70, "b": 20},
+        plot_bgcolor="white",
+        paper_bgcolor="white",
+        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 16}},
+        xaxis={
+            "title": {"text": "prompt tokens per turn (upkeep included)"},
+            "rangemode": "tozero",
+            "gridcolor": "#e5e7eb",
+            "tickformat": ",.0f",
+        },  # fmt: skip
+        yaxis={
+            "title": {"text": "facts kept in the payload (%)"},
+            "range": [-5, 108],
+            "gridcolor": "#e5e7eb",
+        },  # fmt: skip
+    )
+    return fig
