@@ -31,11 +31,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engines.survival import STAND_IN_NOTE, SurvivalConfig, run_survival
+from engines.survival import (
+    STAND_IN_NOTE,
+    Estimate,
+    SurvivalConfig,
+    SurvivalResult,
+    estimate,
+    run_survival,
+)
+from lanes.lane import Sender
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
 from memory.registry import Param, spec
 from memory.tokens import TokenCounter
+from memory.types import ModelFn
 
 DEFAULT_STRATEGIES = ("window", "token_window", "summary_buffer", "entity", "hybrid", "retrieval")
 STOP_DONE = "every planned setting was tried"
@@ -429,4 +438,31 @@ def tune(
         time.perf_counter() - started,
         seed,
         notes,
+    )
+
+
+def confirmation_plan(config: SurvivalConfig, trial: Trial) -> Estimate:
+    """What confirming `trial` with real recall calls would take (calls, tokens), before any
+    call is made: the survival lab's own estimate for that one setting, upkeep by the model."""
+    return estimate(replace(config, strategies=(trial.choice,)), with_model=True)
+
+
+def confirm(
+    config: SurvivalConfig,
+    trial: Trial,
+    *,
+    send: Sender,
+    summarize: ModelFn | None = None,
+    extract: ModelFn | None = None,
+    cancel: threading.Event | None = None,
+) -> SurvivalResult:
+    """Run the survival lab for the winning setting with a real model: its recall verdicts say
+    whether the model uses what the payload holds (payload-only tuning cannot)."""
+    return run_survival(
+        replace(config, strategies=(trial.choice,)),
+        send=send,
+        summarize=summarize,
+        extract=extract,
+        cancel=cancel,
+        workers=1,
     )

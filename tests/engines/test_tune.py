@@ -11,7 +11,7 @@ import pytest
 from engines.survival import SurvivalConfig, run_survival
 from engines.tune import STOP_CANCELLED, STOP_DONE, STOP_TRIALS, Target, ladder, tune
 from memory.choices import StrategyChoice
-from memory.registry import Param
+from memory.registry import REGISTRY, Param
 
 CONFIG = SurvivalConfig(probe_turns=(12,))
 
@@ -109,7 +109,28 @@ def test_the_frontier_figure_draws_every_trial_the_frontier_and_the_winner(resul
     fig = frontier_figure(result)
     names = [t.name for t in fig.data]
     assert "frontier" in names and "cheapest meeting the target" in names
-    dots = sum(len(t.x) for t in fig.data if t.mode == "markers")
+    dots = sum(len(t.x) for t in fig.data if t.mode == "markers" and t.name in REGISTRY)
     assert dots == sum(1 for t in result.trials if t.error is None)
     star = next(t for t in fig.data if t.name == "cheapest meeting the target")
     assert star.x[0] == result.winner.tokens_per_turn
+
+
+def test_confirming_the_winner_states_its_cost_first_then_asks_the_model(result):
+    from engines.tune import confirm, confirmation_plan
+    from memory.standins import StaticReply
+    from memory.types import Completion
+
+    plan = confirmation_plan(CONFIG, result.winner)
+    asked = []
+
+    def send(request, on_delta=None):
+        asked.append(request)
+        return StaticReply("Your name is Chiru and you earn 1,20,000 a month.")
+
+    def summarize(request):
+        return Completion("Summary: the user is Chiru and earns 1,20,000 a month.")
+
+    run = confirm(CONFIG, result.winner, send=send, summarize=summarize, extract=None)
+    probes = [r for r in asked if r.messages[-1].content in {f.probe for f in CONFIG.facts}]
+    assert plan.probe_calls == len(probes) == len(run.rows) > 0
+    assert run.mode == "model" and any(r.recalled for r in run.rows)
