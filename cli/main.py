@@ -24,7 +24,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from cli import sweep
+from cli import sweep, tune
 from cli.app import add_app_parser
 from cli.conventions import (
     EXIT_CODES_HELP,
@@ -493,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_survival_parser(sub, names)
     add_app_parser(sub)
     sweep.register(sub)  # `memory-lab sweep ...` lives in cli/sweep.py
+    tune.register(sub, add_grid_arguments)  # `memory-lab tune ...` lives in cli/tune.py
     return parser
 
 
@@ -505,16 +506,8 @@ def _version() -> str:
         return "(not installed: run from a checkout)"
 
 
-def _add_survival_parser(sub: Any, names: str) -> None:
-    s = sub.add_parser(
-        "survival",
-        help="plant facts at turn 1, probe at turn N, per strategy",
-        description="Fact survival: is a fact planted early still in the payload, and "
-        "recalled, at turn N? Default model: the embedded SmolLM2 (small: in-payload is "
-        "the fair test, recall is noisy).",
-        epilog=SURVIVAL_EXAMPLES + EXIT_CODES_HELP,
-        formatter_class=HelpFormatter,
-    )
+def add_grid_arguments(s: Any, *, strategy_help: str) -> None:
+    """The arguments that say what a survival grid states and probes (survival, tune)."""
     s.add_argument(
         "--probe-turns", default="2,5,10,20,50", help="turns N to probe at (2,5,10,20,50)"
     )
@@ -522,7 +515,7 @@ def _add_survival_parser(sub: Any, names: str) -> None:
         "--strategy",
         action="append",
         metavar="NAME[:k=v,...]",
-        help=f"a strategy to test, repeatable (default: the six main-page lanes). Names: {names}",
+        help=strategy_help,
     )
     s.add_argument(
         "--facts",
@@ -539,6 +532,23 @@ def _add_survival_parser(sub: Any, names: str) -> None:
         help="'builtin' (the bank) or a transcript file (.txt/.json/.csv)",
     )
     s.add_argument("--filler-seed", type=int, default=0, help="shuffle of the built-in bank")
+
+
+def _add_survival_parser(sub: Any, names: str) -> None:
+    s = sub.add_parser(
+        "survival",
+        help="plant facts at turn 1, probe at turn N, per strategy",
+        description="Fact survival: is a fact planted early still in the payload, and "
+        "recalled, at turn N? Default model: the embedded SmolLM2 (small: in-payload is "
+        "the fair test, recall is noisy).",
+        epilog=SURVIVAL_EXAMPLES + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
+    )
+    add_grid_arguments(
+        s,
+        strategy_help="a strategy to test, repeatable (default: the six main-page lanes). "
+        f"Names: {names}",
+    )
     s.add_argument("--replies", choices=("fixed", "generated"), default="fixed",
                    help="replies to filler turns: fixed short replies (fast, free) or generated")  # fmt: skip
     s.add_argument("--fixed-replies", action="store_true", help="same as --replies fixed")
