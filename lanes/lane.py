@@ -4,6 +4,8 @@ A lane turn is recorded as a `LaneTurn`, plain data (JSON-ready) that the UI dra
 store saves. What a failed turn means for memory is defined here: a turn whose call fails
 (or whose stream breaks) is NOT committed to the lane's memory; it stays visible as a gap
 marked with its error, and `Lane.retry` can resend it while it is still the latest turn.
+A cancelled turn (the user pressed Stop) is recorded as `cancelled` and, like a failed one,
+leaves nothing in memory: the turn runs on a fork of the strategy that is dropped on cancel.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from memory.tokens import TokenCounter
 from memory.types import Completion, MaintenanceCall, ModelFn, Part, Request
 
 OK, ERROR, OVERFLOW, INCOMPLETE = "ok", "error", "overflow", "incomplete"
+CANCELLED = "cancelled"
+CANCELLED_NOTE = "stopped by the user: this turn is not in the lane's memory"
+
+
+class TurnCancelled(Exception):  # noqa: N818 (a signal, not an error)
+    """Raised from a stream callback to stop a reply the user cancelled (closes the stream)."""
 
 
 class ReplyLike(Protocol):
@@ -267,6 +275,15 @@ def _cache_detail(usage: Any, name: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def _never() -> bool:
+    return False
+
+
+def _cancelled(record: LaneTurn) -> LaneTurn:
+    """`record` marked as stopped by the user."""
+    return replace(record, status=CANCELLED, error=CANCELLED_NOTE, error_kind="Cancelled")
+
+
 def _no_model(request: Request) -> Completion:
     raise RuntimeError("no model calls while estimating")
 
@@ -330,12 +347,25 @@ class Lane:
         user_text: str,
         send: Sender,
         on_delta: Callable[[str], None] | None = None,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+        on_reply: Callable[[str], None] | None = None,
     ) -> LaneTurn:
         """Run one turn: build the request, send it, commit the reply; never raises for a
-        provider failure or an overflow — the LaneTurn says what happened."""
+        provider failure or an overflow — the LaneTurn says what happened.
+
+        `cancelled()` is checked before sending, at every streamed piece (the stream is then
+        closed) and after upkeep: a cancelled turn is recorded as CANCELLED and nothing of it
+        reaches memory. `on_reply(text)` runs once the reply is complete, before the upkeep
+        calls (summaries, extraction), so a UI can show the reply while upkeep runs."""
+        is_cancelled = cancelled or _never
+        if is_cancelled():
+            return self._store(_cancelled(LaneTurn(self.name, turn, user_text, CANCELLED)))
+        work = self.strategy.fork()  # memory changes land on a fork, kept unless cancelled
         try:
-            request = self.strategy.prepare(user_text)
+            request = work.prepare(user_text)
         except ContextOverflow as exc:
+            self.strategy = work  # as before forks: folds made while preparing are kept
             record = LaneTurn(
                 self.name, turn, user_text, OVERFLOW, error=str(exc), error_kind="ContextOverflow"
             )
@@ -353,15 +383,27 @@ class Lane:
             account=self._account(request),
             maintenance=prep_calls,
         )
+
+        def delta(text: str) -> None:
+            if is_cancelled():
+                raise TurnCancelled
+            if on_delta is not None:
+                on_delta(text)
+
         try:
-            reply = send(request, on_delta)
+            reply = send(request, delta)
+        except TurnCancelled:
+            return self._store(_cancelled(sent))
         except MemoryLabError:
             raise
         except Exception as exc:  # a provider must not take the lane down: record it
+            self.strategy = work  # upkeep done while preparing (older turns) is kept
             failed = replace(
                 sent, error=f"{type(exc).__name__}: {exc}", error_kind=type(exc).__name__
             )
             return self._store(failed)
+        if is_cancelled():
+            return self._store(_cancelled(sent))
         usage = reply.usage
         answered = replace(
             sent,
@@ -376,6 +418,7 @@ class Lane:
             cache_write_input=_cache_detail(usage, "cache_write_tokens"),
         )
         if reply.error is not None or not reply.complete:
+            self.strategy = work
             error = reply.error
             record = replace(
                 answered,
@@ -384,13 +427,15 @@ class Lane:
                 error_kind=type(error).__name__ if error is not None else "Incomplete",
             )
             return self._store(record)
+        if on_reply is not None:
+            on_reply(reply.text)
+        calls = work.commit(user_text, reply.text)
+        maintenance = prep_calls + tuple(MaintenanceRecord.of(c) for c in calls)
+        if is_cancelled():  # stopped during upkeep: the fork, and the turn with it, is dropped
+            return self._store(_cancelled(replace(answered, maintenance=maintenance)))
+        self.strategy = work
         self._turn_numbers.append(turn)
-        calls = self.strategy.commit(user_text, reply.text)
-        record = replace(
-            answered,
-            status=OK,
-            maintenance=prep_calls + tuple(MaintenanceRecord.of(c) for c in calls),
-        )
+        record = replace(answered, status=OK, maintenance=maintenance)
         return self._store(record)
 
     def _store(self, record: LaneTurn) -> LaneTurn:
@@ -434,9 +479,15 @@ class Lane:
         """A failed turn can be retried while it is the conversation's latest turn."""
         return bool(self.turns) and self.turns[-1].turn == latest_turn and not self.turns[-1].ok
 
-    def retry(self, send: Sender, on_delta: Callable[[str], None] | None = None) -> LaneTurn:
-        """Resend the latest (failed) turn's user message."""
+    def retry(
+        self,
+        send: Sender,
+        on_delta: Callable[[str], None] | None = None,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> LaneTurn:
+        """Resend the latest (failed or cancelled) turn's user message."""
         last = self.turns[-1]
         if last.ok:
             raise ValueError("the latest turn of this lane succeeded; nothing to retry")
-        return self.run(last.turn, last.user, send, on_delta)
+        return self.run(last.turn, last.user, send, on_delta, cancelled=cancelled)

@@ -4,6 +4,11 @@ The session owns the user turns and the lanes; `run_turn` runs every lane of a t
 parallel threads (the CLI, the bench and the tests use it), while the UI runs each lane in
 its own parallel fragment through `run_lane`. Both paths go through `Lane.run`, so what the
 UI shows is what a lane recorded.
+
+A turn can be stopped (`cancel`) in every lane or in one: each lane's stream is closed at its
+next piece, the turn is recorded as cancelled and nothing of it enters that lane's memory.
+Upkeep calls (summaries, extraction) get their own output limits (`UpkeepLimits`), so a
+weak model that rambles cannot make them as long as a reply.
 """
 
 from __future__ import annotations
@@ -58,6 +63,27 @@ class ProvidersTransport:
 
 
 @dataclass(frozen=True)
+class UpkeepLimits:
+    """Most tokens an upkeep call may write: a summary (asked for at most 120 words) and a
+    fact-extraction JSON update. The memory core parses a cut-off reply as it is (a cut
+    summary is kept, cut JSON changes nothing)."""
+
+    summary: int = 128
+    extraction: int = 96
+
+    def __post_init__(self) -> None:
+        if self.summary < 1 or self.extraction < 1:
+            raise ValueError("upkeep output limits must be at least 1 token")
+
+
+def _limited(settings: Any, limit: int | None) -> Any:
+    """`settings` with `max_tokens=limit` when it has such a field (ProviderSettings does)."""
+    if limit is None or not hasattr(settings, "with_") or not hasattr(settings, "max_tokens"):
+        return settings
+    return settings.with_(max_tokens=limit)
+
+
+@dataclass(frozen=True)
 class LaneSpec:
     """Which strategy a lane runs, with which parameters."""
 
@@ -78,6 +104,7 @@ class Session:
         transport: Transport | None = None,
         session_id: str | None = None,
         name: str = "",
+        upkeep: UpkeepLimits | None = None,
     ) -> None:
         names = [spec.strategy for spec in lanes]
         if not names:
@@ -91,15 +118,21 @@ class Session:
         self.maintenance = maintenance or provider
         self.transport: Transport = transport or ProvidersTransport()
         self.counter = TokenCounter.for_model(getattr(provider, "model", None))
-        model_fn = self.transport.as_model_fn(self.maintenance)
+        self.upkeep = upkeep  # None: upkeep calls may write as much as a reply
+        summarize = self.transport.as_model_fn(
+            _limited(self.maintenance, upkeep.summary if upkeep else None)
+        )
+        extract = self.transport.as_model_fn(
+            _limited(self.maintenance, upkeep.extraction if upkeep else None)
+        )
         self.lanes: dict[str, Lane] = {
             spec.strategy: Lane(
                 spec.strategy,
                 system_prompt,
                 counter=self.counter,
                 params=spec.params,
-                summarize=model_fn,
-                extract=model_fn,
+                summarize=summarize,
+                extract=extract,
             )
             for spec in lanes
         }
@@ -107,6 +140,7 @@ class Session:
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
         self._finished_turn = 0
+        self._cancelled: dict[int, set[str]] = {}  # turn -> lanes stopped (all: every name)
         self._touched = time.monotonic()
         # called as (session, record) after every lane turn is recorded, from the lane's thread
         self.listeners: list[Callable[[Session, LaneTurn], None]] = []
@@ -139,12 +173,41 @@ class Session:
         return turn
 
     def run_lane(
-        self, name: str, turn: int, on_delta: Callable[[str], None] | None = None
+        self,
+        name: str,
+        turn: int,
+        on_delta: Callable[[str], None] | None = None,
+        *,
+        on_reply: Callable[[str], None] | None = None,
     ) -> LaneTurn:
-        """Run turn `turn` in one lane (the UI calls this from each lane's fragment)."""
-        record = self.lanes[name].run(turn, self.user_turns[turn - 1], self.sender(), on_delta)
+        """Run turn `turn` in one lane (the UI calls this from each lane's fragment);
+        `on_reply(text)` runs when the reply is complete, before the lane's upkeep calls."""
+        record = self.lanes[name].run(
+            turn,
+            self.user_turns[turn - 1],
+            self.sender(),
+            on_delta,
+            cancelled=lambda: self.is_cancelled(name, turn),
+            on_reply=on_reply,
+        )
         self._notify(record)
         return record
+
+    def cancel(self, name: str | None = None) -> int:
+        """Stop the latest turn in lane `name`, or in every lane; returns the turn number
+        (0: nothing to stop). Lanes that already recorded the turn keep their record."""
+        with self._lock:
+            turn = len(self.user_turns)
+            if turn:
+                names = set(self.lanes) if name is None else {name}
+                self._cancelled.setdefault(turn, set()).update(names)
+                self._touched = time.monotonic()
+            return turn
+
+    def is_cancelled(self, name: str, turn: int) -> bool:
+        """Whether the user stopped turn `turn` in lane `name`."""
+        with self._lock:
+            return name in self._cancelled.get(turn, ())
 
     def _notify(self, record: LaneTurn) -> None:
         for listener in list(self.listeners):
@@ -220,7 +283,11 @@ class Session:
         lane = self.lanes[name]
         if not lane.can_retry(self.turn):
             raise ValueError(f"lane {name} has no failed latest turn to retry")
-        record = lane.retry(self.sender(), on_delta)
+        with self._lock:
+            self._cancelled.get(self.turn, set()).discard(name)  # a retry is a fresh start
+        record = lane.retry(
+            self.sender(), on_delta, cancelled=lambda: self.is_cancelled(name, self.turn)
+        )
         self._notify(record)
         return record
 

@@ -18,9 +18,19 @@ a slot's cache is computed in a different batch shape than a fresh one, and at t
 cached). Off, identical requests give identical replies, alone or alongside other lanes;
 the price is that every turn re-reads its whole prompt (~200-250 prompt tokens/s here).
 
+Prompt-cache reuse (requests that ask for `cache_prompt`, the main page's default): each
+request goes to the slot whose cached prompt it shares most with (llama.cpp's slot
+similarity), so a lane's next turn usually finds its own conversation there and reads only
+the new tokens; `cache_reuse` also reuses cached chunks of at least that many tokens after
+a shift (a window that dropped its oldest turn); and a host-memory prompt cache of
+`cache_ram_mib` keeps conversations that an upkeep call pushed out of a slot. Requests with
+`cache_prompt` off never read any of these, so their replies stay reproducible. The usage
+of each reply says how many prompt tokens came from the cache (`cached_tokens`).
+
 Environment overrides: MEMORY_LAB_EMBEDDED_SLOTS, MEMORY_LAB_EMBEDDED_CTX (tokens per slot),
 MEMORY_LAB_EMBEDDED_THREADS, MEMORY_LAB_EMBEDDED_VERBOSITY (llama.cpp log level, 0 = quiet),
-MEMORY_LAB_EMBEDDED_PROMPT_CACHE=1 (faster follow-up turns, replies no longer reproducible).
+MEMORY_LAB_EMBEDDED_PROMPT_CACHE=1 (faster follow-up turns, replies no longer reproducible),
+MEMORY_LAB_EMBEDDED_CACHE_REUSE (chunk size, 0 = off), MEMORY_LAB_EMBEDDED_CACHE_RAM (MiB).
 """
 
 from __future__ import annotations
@@ -72,6 +82,8 @@ class EmbeddedConfig:
     threads: int = 2
     verbosity: int = 0
     prompt_cache: bool = False
+    cache_reuse: int = 64  # tokens: smallest cached chunk reused after a shift (0: off)
+    cache_ram_mib: int = 128  # host-memory prompt cache (about 23 KB per cached token)
 
     @classmethod
     def from_env(cls) -> EmbeddedConfig:
@@ -82,6 +94,8 @@ class EmbeddedConfig:
             threads=_env_int("MEMORY_LAB_EMBEDDED_THREADS", max(1, os.cpu_count() or 1), 1, 256),
             verbosity=_env_int("MEMORY_LAB_EMBEDDED_VERBOSITY", 0, 0, 5),
             prompt_cache=_env_int("MEMORY_LAB_EMBEDDED_PROMPT_CACHE", 0, 0, 1) == 1,
+            cache_reuse=_env_int("MEMORY_LAB_EMBEDDED_CACHE_REUSE", 64, 0, N_CTX_TRAIN),
+            cache_ram_mib=_env_int("MEMORY_LAB_EMBEDDED_CACHE_RAM", 128, 0, 65536),
         )
 
 
@@ -186,7 +200,8 @@ def start(config: EmbeddedConfig | None = None) -> EmbeddedInfo:
         params.cpuparams.n_threads = cfg.threads
         params.cpuparams_batch.n_threads = cfg.threads
         params.n_threads_http = cfg.slots + 4
-        params.cache_ram_mib = 0  # no host-side prompt cache: keeps memory bounded
+        params.cache_ram_mib = cfg.cache_ram_mib  # bounded host-side prompt cache
+        params.n_cache_reuse = cfg.cache_reuse  # only for requests with cache_prompt on
         params.endpoint_slots = False
         params.cache_prompt = cfg.prompt_cache  # off: reproducible replies (see docstring)
         params.verbosity = cfg.verbosity

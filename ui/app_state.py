@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 import providers
-from lanes.session import LaneSpec, Session
+from lanes.session import LaneSpec, Session, UpkeepLimits
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import catalog
 from scenarios import fincoach
@@ -39,9 +39,10 @@ class ProviderChoice:
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     temperature: float = 0.0
-    max_tokens: int = 200
+    max_tokens: int = 80  # seed 000's replies are about 80 tokens: a demo turn stays short
     maintenance_model: str | None = None  # None: the conversation's model
     prompt_cache: bool = True  # embedded model only: fast long conversations
+    short_upkeep: bool = True  # upkeep calls capped by UpkeepLimits, not by max_tokens
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def new_session(config: AppConfig) -> Session:
         maintenance=settings_for(choice, choice.maintenance_model)
         if choice.maintenance_model
         else None,
+        upkeep=UpkeepLimits() if choice.short_upkeep else None,
     )
     from ui import persistence  # imported here: persistence imports this module
 
@@ -174,7 +176,24 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         0.05,
         help="Not sent to Anthropic's API, which rejects it.",
     )
-    max_tokens = int(st.number_input("Max reply tokens", 16, 4096, int(choice.max_tokens), 16))
+    max_tokens = int(
+        st.number_input(
+            "Max reply tokens",
+            16,
+            4096,
+            int(choice.max_tokens),
+            16,
+            help="80 fits the FinCoach demo (seed 000's replies are about 80 tokens); every "
+            "reply token is generation time on the embedded model.",
+        )
+    )
+    limits = UpkeepLimits()
+    short_upkeep = st.checkbox(
+        f"Short upkeep calls (summary ≤ {limits.summary}, facts ≤ {limits.extraction} tokens)",
+        value=choice.short_upkeep,
+        help="Summaries and fact extraction read the new turn plus the current summary or "
+        "facts; this caps what they may write. Off: as long as a reply.",
+    )
     prompt_cache = choice.prompt_cache
     if preset.kind in ("embedded", "anthropic"):
         prompt_cache = st.checkbox(
@@ -199,4 +218,5 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         max_tokens=max_tokens,
         maintenance_model=maint or None,
         prompt_cache=prompt_cache,
+        short_upkeep=short_upkeep,
     )

@@ -29,10 +29,15 @@ def turn_ranges(turns: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
+HEADER_HEIGHT = 150
+
+
 def header(lane: Lane) -> None:
     params = ", ".join(f"{k}={v}" for k, v in lane.params.items() if k in _shown(lane))
-    st.markdown(f"#### {lane.title}")
-    st.caption(lane.spec.description + (f"  \n`{params}`" if params else ""))
+    # one height for every lane's header, so descriptions of any length keep the boxes in line
+    with st.container(height=HEADER_HEIGHT, border=False):
+        st.markdown(f"#### {lane.title}")
+        st.caption(lane.spec.description + (f"  \n`{params}`" if params else ""))
 
 
 def _shown(lane: Lane) -> set[str]:

@@ -1,0 +1,151 @@
+"""The main page's controls for showing the lanes to a room: Stop (every lane or one), the
+recorded FinCoach demo, and a streamed reply box that redraws at a steady pace.
+
+Self-contained: app.py calls these in a few lines, so the page's layout stays its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import streamlit as st
+
+from engines import transcripts
+from lanes.lane import CANCELLED, LaneTurn
+from lanes.session import Session
+from ui.app_state import AppConfig, settings_for
+
+RECORDED_DEMO = Path(__file__).resolve().parent.parent / "scenarios" / "fincoach_recorded.json"
+REDRAW_EVERY_S = 0.25  # per lane: six lanes redrawing each token would compete with generation
+REPLY_HEIGHT = 230
+
+
+class Paced:
+    """Collects streamed text and says when it is worth drawing: the first piece at once (the
+    first token on screen), then at most once every `every` seconds."""
+
+    def __init__(self, every: float = REDRAW_EVERY_S, clock: Callable[[], float] = time.monotonic):
+        self.every = every
+        self.clock = clock
+        self.text = ""
+        self.draws = 0
+        self._last: float | None = None
+
+    def add(self, delta: str) -> bool:
+        """Add a piece; True when the caller should redraw now."""
+        self.text += delta
+        now = self.clock()
+        if self._last is not None and now - self._last < self.every:
+            return False
+        self._last = now
+        self.draws += 1
+        return True
+
+
+def live_reply() -> tuple[Callable[[str], None], Callable[[str], None]]:
+    """A fixed-height reply box for a running lane: (on_delta, on_reply). Deltas are drawn at
+    a steady pace; on_reply draws the whole reply and says the lane's upkeep is running."""
+    box = st.container(height=REPLY_HEIGHT, border=True)
+    slot = box.empty()
+    slot.markdown("…")
+    paced = Paced()
+
+    def on_delta(delta: str) -> None:
+        if paced.add(delta):
+            slot.markdown(paced.text + " ▌")
+
+    def on_reply(text: str) -> None:
+        slot.markdown(text + "\n\n:gray[*upkeep (summary / facts) running…*]")
+
+    return on_delta, on_reply
+
+
+def stop_all(session: Session) -> None:
+    """Stop the running turn in every lane, and the rest of a playing demo."""
+    session.cancel()
+    st.session_state.demo_queue = []
+
+
+def stop_button(session: Session) -> None:
+    """'■ Stop' for the running turn: shown only while lanes are answering."""
+    if session.pending_lanes():
+        st.button(
+            "■ Stop this turn",
+            key=f"stop-all-{session.id}-{session.turn}",
+            on_click=stop_all,
+            args=(session,),
+            help="Closes every lane's stream; the turn is marked cancelled and nothing of it "
+            "goes into any lane's memory.",
+        )
+
+
+def lane_stop_button(session: Session, name: str) -> None:
+    """A per-lane stop, drawn above a running lane's reply."""
+    st.button(
+        "■ Stop lane",
+        key=f"stop-{session.id}-{name}-{session.turn}",
+        on_click=session.cancel,
+        args=(name,),
+    )
+
+
+def cancelled_line(record: LaneTurn) -> bool:
+    """Draw the 'stopped' note for a cancelled turn; True if it was one."""
+    if record.status != CANCELLED:
+        return False
+    st.info("Stopped: this turn is not in this lane's memory.")
+    return True
+
+
+def load_recorded(config: AppConfig, path: Path = RECORDED_DEMO) -> tuple[Session, AppConfig]:
+    """The recorded FinCoach demo as a live Session (no model call), with its lanes and
+    system prompt; the provider stays the one chosen, so the conversation can go on."""
+    from ui import persistence
+
+    transcript = transcripts.parse(path.read_bytes(), name=path.name)
+    saved = transcript.saved
+    if saved is None:
+        raise transcripts.TranscriptError(f"{path.name} is not a Memory Lab session export")
+    new_config = persistence.config_for(saved, config).replace(provider=config.provider)
+    choice = new_config.provider
+    session = Session.from_snapshot(saved.snapshot(), provider=settings_for(choice))
+    session.name = saved.name
+    return session, new_config
+
+
+def recorded_button(config: AppConfig, *, disabled: bool) -> None:
+    """'Recorded demo': the FinCoach demo as the embedded model once answered it, at once."""
+    if not st.button(
+        "⏵ Recorded demo (instant)",
+        width="stretch",
+        disabled=disabled or not RECORDED_DEMO.is_file(),
+        help="The five FinCoach turns with the replies SmolLM2 gave when they were recorded: "
+        "real payloads and charts, no waiting. For slow laptops.",
+    ):
+        return
+    try:
+        session, new_config = load_recorded(config)
+    except (OSError, ValueError) as exc:
+        st.error(f"Could not open the recorded demo: {exc}")
+        return
+    st.session_state.session = session
+    st.session_state.config = new_config
+    st.session_state.demo_queue = []
+    st.session_state.recorded = (session.id, session.turn)
+    st.rerun()
+
+
+def recorded_label(session: Session) -> None:
+    """Say so when the page shows the recorded demo rather than live replies."""
+    recorded = st.session_state.get("recorded")
+    if not recorded or recorded[0] != session.id:
+        return
+    if session.turn == recorded[1]:
+        st.info(
+            "**Recorded** · replies the embedded model gave when this demo was recorded; "
+            "nothing was sent now. Type a message to go on live from here."
+        )
+    else:
+        st.caption(f"**Recorded** turns 1–{recorded[1]}; later turns are live.")
