@@ -26,8 +26,10 @@ class Paced:
     """Collects streamed text and says when it is worth drawing: the first piece at once (the
     first token on screen), then at most once every `every` seconds."""
 
-    def __init__(self, every: float = REDRAW_EVERY_S, clock: Callable[[], float] = time.monotonic):
-        self.every = every
+    def __init__(
+        self, every: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.every = REDRAW_EVERY_S if every is None else every
         self.clock = clock
         self.text = ""
         self.draws = 0

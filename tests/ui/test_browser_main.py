@@ -115,3 +115,51 @@ def test_fincoach_demo_grows_the_buffer_and_caps_the_window(app_url):
         assert message_counts(page, "Sliding window") == [2, 4, 6, 8, 8]
         page.set_viewport_size({"width": 1600, "height": 2600})
         page.screenshot(path=str(ARTIFACTS / "main-fincoach-demo.png"))
+
+
+def test_the_recorded_demo_plays_to_the_end_at_once(app_url):
+    with chromium() as page:
+        page.goto(app_url)
+        page.get_by_placeholder("Message every lane at once…").wait_for(timeout=90_000)
+        page.get_by_role("button", name="⏵ Recorded demo (instant)").click()
+        wait_for_turn(page, 5, timeout_ms=60_000)  # no model call: seconds, not minutes
+        page.get_by_text("Recorded", exact=True).first.wait_for()
+        assert message_counts(page, "Full buffer") == [2, 4, 6, 8, 10]
+        points = lane_chart_points(page)
+        assert len(points) == 6 and all(xs == [1, 2, 3, 4, 5] for xs in points), points
+        page.set_viewport_size({"width": 1600, "height": 2600})
+        page.screenshot(path=str(ARTIFACTS / "main-recorded-demo.png"))
+
+
+def test_stop_cancels_a_turn_mid_way_and_memory_never_sees_it(app_url):
+    with chromium() as page:
+        open_page(page, app_url, max_tokens=400)  # long replies: there is time to stop
+        box = page.get_by_placeholder("Message every lane at once…")
+        box.fill("Tell me everything about saving money, in detail.")
+        box.press("Enter")
+        stop = page.get_by_role("button", name="■ Stop this turn")
+        stop.wait_for(timeout=TURN_TIMEOUT_MS)
+        # wait for a lane to be visibly streaming (its cursor), then stop mid-reply
+        page.get_by_text("▌").first.wait_for(timeout=TURN_TIMEOUT_MS)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "main-stop-before.png"))
+        stop.click()
+        for title in LANES:
+            column = lane_column(page, title)
+            column.get_by_text("Stopped: this turn is not in this lane's memory.").wait_for(
+                timeout=TURN_TIMEOUT_MS
+            )
+        page.wait_for_function(
+            "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
+            timeout=TURN_TIMEOUT_MS,
+        )
+        page.screenshot(path=str(ARTIFACTS / "main-stop-after.png"))
+        send(page, "What is my name?", 2)
+        column = lane_column(page, "Full buffer")
+        column.get_by_text("Payload · turn 2", exact=True).click()
+        code = column.locator('[data-testid="stCode"] code').first
+        code.wait_for()
+        body = json.loads(code.inner_text())
+        # the stopped turn is in no lane's memory: the full buffer sends only the new message
+        assert [m["role"] for m in body["messages"]] == ["system", "user"]
+        assert body["messages"][-1]["content"] == "What is my name?"

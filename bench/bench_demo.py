@@ -1,0 +1,292 @@
+"""Benchmark the FinCoach demo in the real app: today's settings against the demo settings.
+
+Drives app.py through Streamlit's AppTest (the page's own script, parallel lane fragments,
+the real embedded model through the official openai SDK): presses "Play the FinCoach demo"
+and lets the five turns run. Each setting runs in its own process (the embedded server is
+configured once per process), one after the other, in this one run:
+
+* old: 200-token replies, upkeep calls as long as a reply, every streamed piece redrawn,
+  the server with no chunk reuse and no host prompt cache (the app before issue 13);
+* new: the app's defaults now (80-token replies, capped upkeep, paced redraws, chunk reuse
+  and a host prompt cache).
+
+Both use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
+starting to the next one starting, as the page lives it), time to first token per lane
+(from the turn starting to that lane's first streamed piece), tokens per turn: prompt
+(read = not found in the prompt cache), reply, upkeep in/out; then totals, the ratios new/old
+and the issue's targets (median turn <= 8 s, demo <= 45 s, first token <= 2 s).
+
+    .venv/bin/python bench/bench_demo.py [--only new|old] [--turns 5]
+
+Other busy processes skew every figure: the load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "old": {
+        "max_tokens": 200,
+        "short_upkeep": False,
+        "redraw_every_s": 0.0,
+        "env": {"MEMORY_LAB_EMBEDDED_CACHE_REUSE": "0", "MEMORY_LAB_EMBEDDED_CACHE_RAM": "0"},
+    },
+    "new": {"max_tokens": 80, "short_upkeep": True, "redraw_every_s": None, "env": {}},
+}
+TARGET_MEDIAN_S, TARGET_DEMO_S, TARGET_TTFT_S = 8.0, 45.0, 2.0
+
+
+# ---- the worker: one setting, in its own process -------------------------------------------
+
+
+class Calls:
+    """Every model call the app makes (lane replies and upkeep), timed and with its usage."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.turn_started: dict[int, float] = {}
+        self.rows: list[dict[str, Any]] = []
+
+    def current_turn(self) -> int:
+        with self.lock:
+            return max(self.turn_started, default=0)
+
+    def wrap(self, stream):
+        def timed(request, settings, on_delta=None):
+            turn = self.current_turn()
+            first: list[float] = []
+
+            def delta(text: str) -> None:
+                if not first:
+                    first.append(time.perf_counter())
+                if on_delta is not None:
+                    on_delta(text)
+
+            reply = stream(request, settings, delta)
+            usage = reply.usage
+            details = dict(usage.details) if usage is not None else {}
+            with self.lock:
+                self.rows.append(
+                    {
+                        "turn": turn,
+                        "lane": request.account.strategy if request.account else None,
+                        "first": first[0] if first else None,
+                        "prompt": (usage.input or 0) if usage else 0,
+                        "cached": details.get("cached_tokens", 0),
+                        "output": (usage.output or 0) if usage else 0,
+                    }
+                )
+            return reply
+
+        return timed
+
+
+def worker(name: str, turns: int) -> dict[str, Any]:
+    from streamlit.testing.v1 import AppTest
+
+    import providers
+    import providers.send
+    from lanes.session import Session
+    from providers import embedded
+    from ui import demo_controls
+    from ui.app_state import AppConfig
+
+    setting = SETTINGS[name]
+    info = embedded.start()  # loading the model is not part of a turn
+    calls = Calls()
+    original = providers.send.stream
+    providers.stream = providers.send.stream = calls.wrap(original)  # lanes and upkeep
+    if setting["redraw_every_s"] is not None:
+        demo_controls.REDRAW_EVERY_S = setting["redraw_every_s"]
+    begin = Session.begin_turn
+
+    def begin_turn(self, text):
+        turn = begin(self, text)
+        with calls.lock:
+            calls.turn_started[turn] = time.perf_counter()
+        return turn
+
+    Session.begin_turn = begin_turn  # type: ignore[method-assign]
+
+    from scenarios import fincoach
+
+    fincoach.DEMO_TURNS = fincoach.DEMO_TURNS[:turns]  # what the Play button queues
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
+    config = AppConfig.default()
+    provider = dataclasses.replace(
+        config.provider, max_tokens=setting["max_tokens"], short_upkeep=setting["short_upkeep"]
+    )
+    at.session_state["config"] = config.replace(provider=provider)
+    at.run()
+    [play] = [b for b in at.button if "FinCoach demo" in b.label]
+    started = time.perf_counter()
+    play.click().run()
+    while True:
+        session = at.session_state["session"]
+        if at.exception:
+            raise SystemExit(f"the app raised: {at.exception}")
+        if session.turn >= turns and not session.pending_lanes():
+            break
+        at.run()
+    ended = time.perf_counter()
+    session = at.session_state["session"]
+    starts = [calls.turn_started[t] for t in range(1, turns + 1)]
+    bounds = [*starts[1:], ended]
+    per_turn = []
+    for t in range(1, turns + 1):
+        rows = [r for r in calls.rows if r["turn"] == t]
+        lanes = [r for r in rows if r["lane"]]
+        upkeep = [r for r in rows if not r["lane"]]
+        records = [lane.turns[t - 1] for lane in session.lanes.values()]
+        per_turn.append(
+            {
+                "turn": t,
+                "wall_s": bounds[t - 1] - starts[t - 1],
+                "ttft_s": {
+                    r["lane"]: (r["first"] - starts[t - 1]) if r["first"] else None for r in lanes
+                },
+                "statuses": sorted({r.status for r in records}),
+                "prompt": sum(r["prompt"] for r in lanes),
+                "prompt_read": sum(r["prompt"] - r["cached"] for r in lanes),
+                "reply": sum(r["output"] for r in lanes),
+                "upkeep_calls": len(upkeep),
+                "upkeep_in": sum(r["prompt"] for r in upkeep),
+                "upkeep_read": sum(r["prompt"] - r["cached"] for r in upkeep),
+                "upkeep_out": sum(r["output"] for r in upkeep),
+            }
+        )
+    return {
+        "setting": name,
+        "demo_s": ended - started,
+        "slots": info.slots,
+        "threads": embedded.EmbeddedConfig.from_env().threads,
+        "turns": per_turn,
+        "load": os.getloadavg(),
+    }
+
+
+# ---- the parent: run both, print the comparison --------------------------------------------
+
+
+def run_setting(name: str, turns: int) -> dict[str, Any]:
+    env = {**os.environ, **SETTINGS[name]["env"]}
+    env.setdefault("MEMORY_LAB_DB_URL", f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3")
+    env.setdefault("MEMORY_LAB_EMBEDDED_VERBOSITY", "0")
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", name, "--turns", str(turns)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
+    if out.returncode != 0 or not lines:
+        sys.stderr.write(out.stderr[-3000:])
+        raise SystemExit(f"the {name} run failed (exit {out.returncode})")
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def fmt_ttft(values: dict[str, float | None]) -> str:
+    known = [v for v in values.values() if v is not None]
+    if not known:
+        return "n/a"
+    return f"{min(known):.1f}–{max(known):.1f}"
+
+
+def show(result: dict[str, Any]) -> None:
+    print(
+        f"\n[{result['setting']}] demo {result['demo_s']:.1f} s · server {result['slots']} slots, "
+        f"{result['threads']} threads · load after {' '.join(f'{x:.1f}' for x in result['load'])}"
+    )
+    print(
+        "turn   wall s  first token s (lanes min–max)  prompt (read)    reply  "
+        "upkeep calls in(read)/out  statuses"
+    )
+    for t in result["turns"]:
+        print(
+            f"{t['turn']:>4} {t['wall_s']:>8.1f}  {fmt_ttft(t['ttft_s']):>29}  "
+            f"{t['prompt']:>6} ({t['prompt_read']:>5})  {t['reply']:>6}  "
+            f"{t['upkeep_calls']:>5} {t['upkeep_in']:>5}({t['upkeep_read']:>5})/{t['upkeep_out']:<5}"
+            f"  {','.join(t['statuses'])}"
+        )
+    lanes = sorted(result["turns"][0]["ttft_s"])
+    print("first token per lane, s: " + " · ".join(lanes))
+    for t in result["turns"]:
+        values = [t["ttft_s"].get(lane) for lane in lanes]
+        print(
+            f"  turn {t['turn']}: " + " ".join("n/a" if v is None else f"{v:.2f}" for v in values)
+        )
+
+
+def totals(result: dict[str, Any]) -> dict[str, float]:
+    turns = result["turns"]
+    ttfts = [v for t in turns for v in t["ttft_s"].values() if v is not None]
+    return {
+        "median turn s": statistics.median(t["wall_s"] for t in turns),
+        "demo s": result["demo_s"],
+        "worst first token s": max(ttfts) if ttfts else float("nan"),
+        "tokens read (prompt, uncached)": sum(t["prompt_read"] for t in turns),
+        "tokens written (replies)": sum(t["reply"] for t in turns),
+        "upkeep tokens read": sum(t["upkeep_read"] for t in turns),
+        "upkeep tokens written": sum(t["upkeep_out"] for t in turns),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=sorted(SETTINGS))
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print("RESULT " + json.dumps(worker(args.worker, args.turns)))
+        return
+    print(
+        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores"
+    )
+    names = [args.only] if args.only else ["old", "new"]
+    results = {name: run_setting(name, args.turns) for name in names}
+    for result in results.values():
+        show(result)
+    sums = {name: totals(result) for name, result in results.items()}
+    print(
+        "\n"
+        + f"{'':34}"
+        + "".join(f"{n:>10}" for n in names)
+        + ("     new/old" if len(names) == 2 else "")
+    )
+    for key in sums[names[0]]:
+        row = "".join(f"{sums[n][key]:>10.1f}" for n in names)
+        ratio = ""
+        if len(names) == 2 and sums["old"][key]:
+            ratio = f"{sums['new'][key] / sums['old'][key]:>12.2f}"
+        print(f"{key:34}{row}{ratio}")
+    final = sums[names[-1]]
+    print(
+        f"\ntargets ({names[-1]}): median turn {final['median turn s']:.1f} s "
+        f"(<= {TARGET_MEDIAN_S:.0f}: {'OK' if final['median turn s'] <= TARGET_MEDIAN_S else 'MISS'}) · "
+        f"demo {final['demo s']:.1f} s (<= {TARGET_DEMO_S:.0f}: "
+        f"{'OK' if final['demo s'] <= TARGET_DEMO_S else 'MISS'}) · worst first token "
+        f"{final['worst first token s']:.1f} s (<= {TARGET_TTFT_S:.0f}: "
+        f"{'OK' if final['worst first token s'] <= TARGET_TTFT_S else 'MISS'})"
+    )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The main page's demo controls through AppTest: reply length, empty page, recorded demo,
+stop; and the redraw pacing of streamed replies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engines import transcripts
+from scenarios import fincoach
+from tests.ui.conftest import ROOT
+from ui.demo_controls import RECORDED_DEMO, Paced
+
+APP = str(ROOT / "app.py")
+
+
+def run_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_paced_draws_the_first_piece_at_once_then_at_most_every_interval():
+    now = [0.0]
+    paced = Paced(every=0.25, clock=lambda: now[0])
+    draws = []
+    for i in range(100):  # 100 pieces over 1 s
+        now[0] = i * 0.01
+        if paced.add(f"{i} "):
+            draws.append(now[0])
+    assert draws[0] == 0.0  # the first token goes on screen immediately
+    assert len(draws) == 4  # 0, 0.25, 0.5, 0.75: not 100 redraws
+    assert all(b - a >= 0.25 for a, b in zip(draws, draws[1:], strict=False))
+    assert paced.text == "".join(f"{i} " for i in range(100))  # nothing lost between draws
+
+
+def test_the_empty_page_has_no_charts_and_replies_default_to_80_tokens(fake_transport):
+    at = run_app()
+    assert at.get("plotly_chart") == []  # no empty axes before the first turn
+    [box] = [n for n in at.number_input if n.label == "Max reply tokens"]
+    assert box.value == 80
+    at.chat_input[0].set_value("Hi! I'm Chiru.").run()
+    session = at.session_state["session"]
+    assert session.provider.max_tokens == 80
+    assert session.upkeep is not None and session.upkeep.summary < 200
+    assert len(at.get("plotly_chart")) >= len(session.lanes)
+
+
+@pytest.mark.skipif(not RECORDED_DEMO.is_file(), reason="scripts/record_demo.py not run yet")
+def test_the_recorded_demo_plays_instantly_with_its_payloads_and_charts(fake_transport):
+    at = run_app()
+    [button] = [b for b in at.button if "Recorded demo" in b.label]
+    button.click().run()
+    assert not at.exception, at.exception
+    session = at.session_state["session"]
+    assert session.user_turns == list(fincoach.DEMO_TURNS)
+    assert fake_transport.calls == []  # nothing was sent: these are the recorded replies
+    assert any("**Recorded**" in i.value for i in at.info)
+    saved = transcripts.parse(RECORDED_DEMO.read_bytes()).saved
+    assert saved is not None
+    for name, lane in session.lanes.items():
+        assert [r.reply for r in lane.turns] == [r.reply for r in saved.records[name]]
+        assert all(r.ok and r.model == "smollm2-135m-instruct" for r in lane.turns)
+    bodies = [json.loads(c.value) for c in at.code if c.value.lstrip().startswith('{\n  "model"')]
+    assert len(bodies) == len(session.lanes)
+    assert all(b["messages"][-1]["content"] == fincoach.DEMO_TURNS[-1] for b in bodies)
+    assert len(at.get("plotly_chart")) >= len(session.lanes) + 2  # lanes + comparison charts
+    # going on from the recording is a live turn
+    at.chat_input[0].set_value("And next month?").run()
+    assert len(fake_transport.calls) == len(session.lanes)
+    assert any("later turns are live" in c.value for c in at.caption)
+
+
+def test_a_stopped_turn_is_shown_as_stopped_and_can_be_retried(fake_transport):
+    at = run_app()
+    session = at.session_state["session"]
+    session.cancel()  # nothing running: nothing to stop
+    assert session.turn == 0
+    # stop every lane of the next turn at its first streamed piece
+    original = fake_transport.stream
+
+    def stop_at_first_piece(request, settings, on_delta=None):
+        def delta(text):
+            session.cancel()
+            on_delta(text)
+
+        return original(request, settings, delta)
+
+    fake_transport.stream = stop_at_first_piece
+    at.chat_input[0].set_value("Hi! I'm Chiru.").run()
+    assert {lane.turns[-1].status for lane in session.lanes.values()} == {"cancelled"}
+    assert sum("Stopped" in i.value for i in at.info) == len(session.lanes)
+    assert all(len(lane.strategy.history) == 0 for lane in session.lanes.values())
+    fake_transport.stream = original
+    retry = [b for b in at.button if b.label == "Retry this lane"]
+    assert len(retry) == len(session.lanes)
+    retry[0].click().run()
+    assert sum(lane.turns[-1].ok for lane in session.lanes.values()) == 1
