@@ -6,9 +6,10 @@ and lets the five turns run. Each setting runs in its own process (the embedded 
 configured once per process), one after the other, in this one run:
 
 * old: 200-token replies, upkeep calls as long as a reply, every streamed piece redrawn,
-  the server with no chunk reuse and no host prompt cache (the app before issue 13);
-* new: the app's defaults now (80-token replies, capped upkeep, paced redraws, chunk reuse
-  and a host prompt cache).
+  the server on every core with no chunk reuse and no host prompt cache (the app before
+  issue 13);
+* new: the app's defaults now (80-token replies, capped upkeep, paced redraws, the server on
+  all cores but one, chunk reuse and a host prompt cache).
 
 Both use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
 starting to the next one starting, as the page lives it), time to first token per lane
@@ -44,7 +45,11 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "max_tokens": 200,
         "short_upkeep": False,
         "redraw_every_s": 0.0,
-        "env": {"MEMORY_LAB_EMBEDDED_CACHE_REUSE": "0", "MEMORY_LAB_EMBEDDED_CACHE_RAM": "0"},
+        "env": {
+            "MEMORY_LAB_EMBEDDED_CACHE_REUSE": "0",
+            "MEMORY_LAB_EMBEDDED_CACHE_RAM": "0",
+            "MEMORY_LAB_EMBEDDED_THREADS": str(os.cpu_count() or 1),
+        },
     },
     "new": {"max_tokens": 80, "short_upkeep": True, "redraw_every_s": None, "env": {}},
 }

@@ -27,10 +27,13 @@ a shift (a window that dropped its oldest turn); and a host-memory prompt cache 
 `cache_prompt` off never read any of these, so their replies stay reproducible. The usage
 of each reply says how many prompt tokens came from the cache (`cached_tokens`).
 
+Threads: all cores but one (see `default_threads`).
+
 Environment overrides: MEMORY_LAB_EMBEDDED_SLOTS, MEMORY_LAB_EMBEDDED_CTX (tokens per slot),
 MEMORY_LAB_EMBEDDED_THREADS, MEMORY_LAB_EMBEDDED_VERBOSITY (llama.cpp log level, 0 = quiet),
 MEMORY_LAB_EMBEDDED_PROMPT_CACHE=1 (faster follow-up turns, replies no longer reproducible),
-MEMORY_LAB_EMBEDDED_CACHE_REUSE (chunk size, 0 = off), MEMORY_LAB_EMBEDDED_CACHE_RAM (MiB).
+MEMORY_LAB_EMBEDDED_CACHE_REUSE (chunk size, 0 = off), MEMORY_LAB_EMBEDDED_CACHE_RAM (MiB),
+MEMORY_LAB_EMBEDDED_POLL (busy-wait level 0-100).
 """
 
 from __future__ import annotations
@@ -73,17 +76,26 @@ def _env_int(name: str, default: int, low: int, high: int) -> int:
     return value
 
 
+def default_threads() -> int:
+    """All cores but one: the app (Streamlit, the browser) needs the other. llama.cpp's threads
+    meet at a barrier after every layer, so when the app takes a core from one of them the
+    others wait: on 2 busy cores, 6 concurrent 80-token replies took 41-58 s with 1 thread
+    and 167 s (poll 0) to over 300 s (poll 50) with 2."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 @dataclass(frozen=True)
 class EmbeddedConfig:
     """How the embedded server is started: parallel slots, tokens per slot, CPU threads."""
 
     slots: int = 8
     ctx_per_slot: int = 2048
-    threads: int = 2
+    threads: int = 1
     verbosity: int = 0
     prompt_cache: bool = False
     cache_reuse: int = 64  # tokens: smallest cached chunk reused after a shift (0: off)
     cache_ram_mib: int = 128  # host-memory prompt cache (about 23 KB per cached token)
+    poll: int = 50  # llama.cpp's busy-wait level (0-100) while its threads wait for work
 
     @classmethod
     def from_env(cls) -> EmbeddedConfig:
@@ -91,11 +103,12 @@ class EmbeddedConfig:
         return cls(
             slots=_env_int("MEMORY_LAB_EMBEDDED_SLOTS", 8, 1, 64),
             ctx_per_slot=_env_int("MEMORY_LAB_EMBEDDED_CTX", 2048, 256, N_CTX_TRAIN),
-            threads=_env_int("MEMORY_LAB_EMBEDDED_THREADS", max(1, os.cpu_count() or 1), 1, 256),
+            threads=_env_int("MEMORY_LAB_EMBEDDED_THREADS", default_threads(), 1, 256),
             verbosity=_env_int("MEMORY_LAB_EMBEDDED_VERBOSITY", 0, 0, 5),
             prompt_cache=_env_int("MEMORY_LAB_EMBEDDED_PROMPT_CACHE", 0, 0, 1) == 1,
             cache_reuse=_env_int("MEMORY_LAB_EMBEDDED_CACHE_REUSE", 64, 0, N_CTX_TRAIN),
             cache_ram_mib=_env_int("MEMORY_LAB_EMBEDDED_CACHE_RAM", 128, 0, 65536),
+            poll=_env_int("MEMORY_LAB_EMBEDDED_POLL", 50, 0, 100),
         )
 
 
@@ -199,6 +212,7 @@ def start(config: EmbeddedConfig | None = None) -> EmbeddedInfo:
         params.n_ctx = window * cfg.slots
         params.cpuparams.n_threads = cfg.threads
         params.cpuparams_batch.n_threads = cfg.threads
+        params.cpuparams.poll = params.cpuparams_batch.poll = cfg.poll
         params.n_threads_http = cfg.slots + 4
         params.cache_ram_mib = cfg.cache_ram_mib  # bounded host-side prompt cache
         params.n_cache_reuse = cfg.cache_reuse  # only for requests with cache_prompt on

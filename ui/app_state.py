@@ -187,6 +187,7 @@ def provider_form(config: AppConfig) -> ProviderChoice:
             "reply token is generation time on the embedded model.",
         )
     )
+    st.caption(f"Replies stop at {max_tokens} tokens (the FinCoach demo's are about 80).")
     limits = UpkeepLimits()
     short_upkeep = st.checkbox(
         f"Short upkeep calls (summary ≤ {limits.summary}, facts ≤ {limits.extraction} tokens)",
