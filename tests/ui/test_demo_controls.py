@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from engines import transcripts
@@ -49,7 +48,6 @@ def test_the_empty_page_has_no_charts_and_replies_default_to_80_tokens(fake_tran
     assert len(at.get("plotly_chart")) >= len(session.lanes)
 
 
-@pytest.mark.skipif(not RECORDED_DEMO.is_file(), reason="scripts/record_demo.py not run yet")
 def test_the_recorded_demo_plays_instantly_with_its_payloads_and_charts(fake_transport):
     at = run_app()
     [button] = [b for b in at.button if "Recorded demo" in b.label]
@@ -64,9 +62,13 @@ def test_the_recorded_demo_plays_instantly_with_its_payloads_and_charts(fake_tra
     for name, lane in session.lanes.items():
         assert [r.reply for r in lane.turns] == [r.reply for r in saved.records[name]]
         assert all(r.ok and r.model == "smollm2-135m-instruct" for r in lane.turns)
-    bodies = [json.loads(c.value) for c in at.code if c.value.lstrip().startswith('{\n  "model"')]
+    shown = [json.loads(c.value) for c in at.code if c.value.lstrip().startswith('{\n  "model"')]
+    bodies = [b for b in shown if b["messages"][0]["content"].startswith(fincoach.SYSTEM_PROMPT)]
+    upkeep = [b for b in shown if b not in bodies]
     assert len(bodies) == len(session.lanes)
     assert all(b["messages"][-1]["content"] == fincoach.DEMO_TURNS[-1] for b in bodies)
+    assert all(b["max_tokens"] == 80 for b in bodies)
+    assert upkeep and all(b["max_tokens"] < 200 for b in upkeep)  # capped upkeep calls
     assert len(at.get("plotly_chart")) >= len(session.lanes) + 2  # lanes + comparison charts
     # going on from the recording is a live turn
     at.chat_input[0].set_value("And next month?").run()
