@@ -265,9 +265,11 @@ def main() -> None:
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores"
     )
     names = [args.only] if args.only else ["old", "new"]
-    results = {name: run_setting(name, args.turns) for name in names}
-    for result in results.values():
-        show(result)
+    results = {}
+    for name in reversed(names):  # new first: its figures print even if old is slow
+        results[name] = run_setting(name, args.turns)
+        show(results[name])
+        sys.stdout.flush()
     sums = {name: totals(result) for name, result in results.items()}
     print(
         "\n"
