@@ -176,17 +176,7 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         0.05,
         help="Not sent to Anthropic's API, which rejects it.",
     )
-    max_tokens = int(
-        st.number_input(
-            "Max reply tokens",
-            16,
-            4096,
-            int(choice.max_tokens),
-            16,
-            help="80 fits the FinCoach demo (seed 000's replies are about 80 tokens); every "
-            "reply token is generation time on the embedded model.",
-        )
-    )
+    max_tokens = int(st.number_input("Max reply tokens", 16, 4096, int(choice.max_tokens), 16))
     st.caption(f"Replies stop at {max_tokens} tokens (the FinCoach demo's are about 80).")
     limits = UpkeepLimits()
     short_upkeep = st.checkbox(
