@@ -29,7 +29,7 @@ def turn_ranges(turns: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
-HEADER_HEIGHT = 175
+HEADER_HEIGHT = 200
 
 
 def header(lane: Lane) -> None:
