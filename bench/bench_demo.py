@@ -188,17 +188,24 @@ def worker(name: str, turns: int) -> dict[str, Any]:
 # ---- the parent: run both, print the comparison --------------------------------------------
 
 
-def run_setting(name: str, turns: int) -> dict[str, Any]:
+WORKER_TIMEOUT_S = 1800
+
+
+def run_setting(name: str, turns: int) -> dict[str, Any] | None:
     env = {**os.environ, **SETTINGS[name]["env"]}
     env.setdefault("MEMORY_LAB_DB_URL", f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3")
     env.setdefault("MEMORY_LAB_EMBEDDED_VERBOSITY", "0")
-    out = subprocess.run(
-        [sys.executable, __file__, "--worker", name, "--turns", str(turns)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--worker", name, "--turns", str(turns)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=WORKER_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        print(f"\n[{name}] did not finish {turns} turns in {WORKER_TIMEOUT_S} s")
+        return None
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
     if out.returncode != 0 or not lines:
         sys.stderr.write(out.stderr[-3000:])
@@ -267,9 +274,14 @@ def main() -> None:
     names = [args.only] if args.only else ["old", "new"]
     results = {}
     for name in reversed(names):  # new first: its figures print even if old is slow
-        results[name] = run_setting(name, args.turns)
-        show(results[name])
+        result = run_setting(name, args.turns)
+        if result is not None:
+            results[name] = result
+            show(result)
         sys.stdout.flush()
+    names = [n for n in names if n in results]
+    if not names:
+        raise SystemExit("no setting finished")
     sums = {name: totals(result) for name, result in results.items()}
     print(
         "\n"
