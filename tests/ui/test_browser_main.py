@@ -125,9 +125,14 @@ def test_the_recorded_demo_plays_to_the_end_at_once(app_url):
         wait_for_turn(page, 5, timeout_ms=60_000)  # no model call: seconds, not minutes
         page.get_by_text("Recorded", exact=True).first.wait_for()
         assert message_counts(page, "Full buffer") == [2, 4, 6, 8, 10]
+        page.set_viewport_size({"width": 1600, "height": 2600})  # charts draw when in view
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('.js-plotly-plot')].filter(
+                el => (el.layout?.title?.text || '').includes('Tokens per turn')).length === 6""",
+            timeout=60_000,
+        )
         points = lane_chart_points(page)
         assert len(points) == 6 and all(xs == [1, 2, 3, 4, 5] for xs in points), points
-        page.set_viewport_size({"width": 1600, "height": 2600})
         page.screenshot(path=str(ARTIFACTS / "main-recorded-demo.png"))
 
 
