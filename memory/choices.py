@@ -23,10 +23,8 @@ class StrategyChoice:
 
     @property
     def label(self) -> str:
-        """'window (k=3)': the name, then every parameter value (defaults included)."""
-        values = {**spec(self.name).defaults(), **dict(self.params)}
-        shown = [f"{k}={_show(v)}" for k, v in values.items() if k in _SHOWN.get(self.name, ())]
-        return f"{self.name} ({', '.join(shown)})" if shown else self.name
+        """'window (k=3)': the name, then the values of its label parameters (registry)."""
+        return spec(self.name).label(self.params)
 
     @property
     def title(self) -> str:
@@ -34,21 +32,6 @@ class StrategyChoice:
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": dict(self.params), "label": self.label}
-
-
-# The parameters worth showing in a label (the ones that change what is kept).
-_SHOWN: dict[str, tuple[str, ...]] = {
-    "window": ("k",),
-    "token_window": ("budget",),
-    "summary_buffer": ("budget",),
-    "entity": ("k",),
-    "hybrid": ("budget",),
-    "retrieval": ("k", "recall_budget"),
-}
-
-
-def _show(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _coerce(name: str, key: str, raw: str) -> Any:
@@ -97,3 +80,14 @@ def parse_choice(text: str) -> StrategyChoice:
             raise InvalidParameter(f"write parameters as key=value, got {item!r} in {text!r}")
         params[key.strip()] = _coerce(name, key.strip(), raw)
     return StrategyChoice(name, params)
+
+
+def parse_variants(text: str) -> list[StrategyChoice]:
+    """'window:k=10; summary_buffer:budget=1200' -> choices; an error names the bad part."""
+    out: list[StrategyChoice] = []
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        try:
+            out.append(parse_choice(part))
+        except (InvalidParameter, UnknownStrategy) as exc:
+            raise InvalidParameter(f"extra variant {part!r}: {exc}") from None
+    return out

@@ -1,12 +1,16 @@
-"""The registry of strategies by name, with each one's parameters, defaults and limits.
+"""The registry of strategies by name: each one's parameters, defaults, limits and colour.
 
-Adding a strategy: one module under memory/strategies/, one `register(...)` line below, tests.
+A strategy describes itself here, once: its title and one-line description (class
+attributes), the parameters it takes (and which of them name a variant in labels, e.g.
+"window (k=3)"), and the colour every chart and export draws it in. Adding a strategy: one
+module under memory/strategies/, one `register(...)` line below, tests. Every page, the CLI
+and the exports read the registry; nothing else lists the strategies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory.errors import DuplicateStrategy, InvalidParameter, UnknownStrategy
@@ -33,6 +37,7 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[Any, ...] = ()
+    in_label: bool = False  # part of a variant's label: "window (k=3)"
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class StrategySpec:
     name: str
     cls: type[Strategy]
     params: tuple[Param, ...]
+    color: str
 
     @property
     def title(self) -> str:
@@ -59,21 +65,53 @@ class StrategySpec:
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
+    def label_values(self, params: Mapping[str, Any] | None = None) -> str:
+        """'k=3, top_k=2': the values (defaults filled in) of the parameters that tell
+        variants apart in a label; '' when the strategy has none."""
+        values = {**self.defaults(), **dict(params or {})}
+        return ", ".join(f"{p.name}={_show(values[p.name])}" for p in self.params if p.in_label)
+
+    def label(self, params: Mapping[str, Any] | None = None) -> str:
+        """'window (k=3)': the name, then the values of the parameters marked `in_label`."""
+        shown = self.label_values(params)
+        return f"{self.name} ({shown})" if shown else self.name
+
+
+def _show(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
 
 REGISTRY: dict[str, StrategySpec] = {}
 
+# Colours for strategies registered without one, taken in turn (distinct from the built-ins).
+SPARE_COLORS = ("#1565C0", "#AD1457", "#6D4C41", "#00838F", "#9E9D24", "#4527A0")
 
-def register(cls: type[Strategy], *params: Param) -> StrategySpec:
-    """Add a strategy class under its `name`; a name can be registered once."""
+
+def register(cls: type[Strategy], *params: Param, color: str | None = None) -> StrategySpec:
+    """Add a strategy class under its `name`, with its parameters and chart colour (a spare
+    colour when none is given); a name can be registered once."""
     if cls.name in REGISTRY:
         raise DuplicateStrategy(f"a strategy named {cls.name!r} is already registered")
-    spec = StrategySpec(cls.name, cls, params)
+    shade = color or SPARE_COLORS[len(REGISTRY) % len(SPARE_COLORS)]
+    spec = StrategySpec(cls.name, cls, params, shade)
     REGISTRY[cls.name] = spec
     return spec
 
 
-K = Param("k", 3, "recent turns kept verbatim", minimum=0, maximum=100)
-BUDGET = Param("budget", 600, "token budget for the whole prompt", minimum=1, maximum=1_000_000)
+def unregister(name: str) -> None:
+    """Remove a registered strategy (for tests that register a throwaway one)."""
+    REGISTRY.pop(name, None)
+
+
+K = Param("k", 3, "recent turns kept verbatim", minimum=0, maximum=100, in_label=True)
+BUDGET = Param(
+    "budget",
+    600,
+    "token budget for the whole prompt",
+    minimum=1,
+    maximum=1_000_000,
+    in_label=True,
+)
 TRIGGER = Param(
     "trigger",
     0.8,
@@ -91,10 +129,10 @@ NOTE = Param(
     choices=(False, True),
 )
 
-register(FullBuffer)
-register(SlidingWindow, K)
-register(TokenWindow, BUDGET)
-register(RunningSummary, PLACEMENT, NOTE)
+register(FullBuffer, color="#7B3FE4")
+register(SlidingWindow, K, color="#E4572E")
+register(TokenWindow, BUDGET, color="#F3A712")
+register(RunningSummary, PLACEMENT, NOTE, color="#29B6F6")
 FOLD_TO = Param(
     "fold_to",
     0.5,
@@ -103,11 +141,11 @@ FOLD_TO = Param(
     maximum=1.0,
 )
 
-register(SummaryBuffer, BUDGET, TRIGGER, FOLD_TO, PLACEMENT, NOTE)
-register(EntityMemory, Param("k", 2, "recent turns kept verbatim", minimum=0, maximum=100))
+register(SummaryBuffer, BUDGET, TRIGGER, FOLD_TO, PLACEMENT, NOTE, color="#0B7A75")
+register(EntityMemory, replace(K, default=2), color="#D81B60")
 register(
     Hybrid,
-    Param("budget", 800, BUDGET.help, minimum=1, maximum=1_000_000),
+    replace(BUDGET, default=800),
     TRIGGER,
     FOLD_TO,
     PLACEMENT,
@@ -119,10 +157,11 @@ register(
         minimum=0.0,
         maximum=0.9,
     ),
+    color="#2E7D32",
 )
 register(
     Retrieval,
-    Param("k", 2, "recent turns kept verbatim", minimum=0, maximum=100),
+    replace(K, default=2),
     Param("top_k", 200, "most older turns retrieved by relevance", minimum=0, maximum=200),
     Param(
         "recall_budget",
@@ -130,6 +169,7 @@ register(
         "token budget for the retrieved turns (0: no cap, top_k alone)",
         minimum=0,
         maximum=1_000_000,
+        in_label=True,
     ),
     Param(
         "neighbours",
@@ -138,6 +178,7 @@ register(
         minimum=0.0,
         maximum=1.0,
     ),
+    color="#5D4037",
 )
 
 DEFAULT_LANES: tuple[str, ...] = (

@@ -605,10 +605,3 @@ def _turn_html(
         f"{e(_short(user, 90))}</summary><p class='user'><b>You:</b> {e(user)}</p>"
         f"<div class='replies'>{''.join(replies)}</div></details>"
     )
-
-
-def file_stem(saved: SavedSession) -> str:
-    """A safe file name stem for a session's exports."""
-    keep = "".join(c if c.isalnum() else "-" for c in saved.name.lower())
-    stem = "-".join(p for p in keep.split("-") if p)[:40] or "session"
-    return f"memory-lab-{stem}-{saved.id}"

@@ -12,22 +12,21 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from engines.simulator import SimRow, Simulation
-from present.lanes import color
+from present.style import color, font, right_axis, styled
 
-FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
 SEED_BAR = "#9370DB"  # the seed's colours
 SEED_LINE = "#d64541"
 BARS_UP_TO = 40  # more turns than this: per-turn prompts are drawn as lines, not bars
 
 
 def _layout(fig: go.Figure, title: str, height: int, turns: int, log_scale: bool) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"},
-        font=FONT,
+    styled(
+        fig,
+        title=title,
+        title_size=22,
         height=height,
+        text=font(17),
         margin={"l": 20, "r": 20, "t": 70, "b": 20},
-        plot_bgcolor="white",
-        paper_bgcolor="white",
         hovermode="x unified",
         barmode="group",
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0, "font": {"size": 16}},
@@ -39,18 +38,14 @@ def _layout(fig: go.Figure, title: str, height: int, turns: int, log_scale: bool
             "type": "log" if log_scale else "linear",
             "dtick": 1 if log_scale else None,  # one tick per power of ten
         },
-        yaxis2={
-            "title": {"text": "tokens sent so far"},
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-            # round numbers of its own, not ticks synced to the left axis; log: powers of ten
-            "tickmode": "linear" if log_scale else "auto",
-            "tickformat": ",.0f",
-            "type": "log" if log_scale else "linear",
-            "dtick": 1 if log_scale else None,
-        },
+        # round numbers of its own, not ticks synced to the left axis; log: powers of ten
+        yaxis2=right_axis(
+            "tokens sent so far",
+            tickmode="linear" if log_scale else "auto",
+            tickformat=",.0f",
+            type="log" if log_scale else "linear",
+            dtick=1 if log_scale else None,
+        ),
     )
     fig.update_xaxes(
         title_text="turn", dtick=1 if turns <= 20 else None, gridcolor="#f3f4f6", automargin=True

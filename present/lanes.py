@@ -6,39 +6,23 @@ Built for a projector: large fonts, thick lines, one colour per strategy everywh
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import plotly.graph_objects as go
 
 from lanes.lane import LaneTurn
-
-COLORS: dict[str, str] = {
-    "full": "#7B3FE4",
-    "window": "#E4572E",
-    "token_window": "#F3A712",
-    "summary": "#29B6F6",
-    "summary_buffer": "#0B7A75",
-    "entity": "#D81B60",
-    "hybrid": "#2E7D32",
-    "retrieval": "#5D4037",
-}
-FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 15, "color": "#1f2937"}
+from present.style import color, font, right_axis, styled
 
 
-def color(name: str) -> str:
-    return COLORS.get(name, "#555555")
-
-
-def _layout(fig: go.Figure, *, title: str, height: int, legend_below: bool = True) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "font": {"size": 18}, "x": 0.01, "xanchor": "left"},
+def _layout(fig: go.Figure, *, title: str, height: int) -> go.Figure:
+    styled(
+        fig,
+        title=title,
+        title_size=18,
         height=height,
+        text=font(15, "#1f2937"),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        font=FONT,
-        plot_bgcolor="white",
-        paper_bgcolor="white",
         hovermode="x unified",
-        legend={"orientation": "h", "y": -0.25, "x": 0} if legend_below else {},
+        legend={"orientation": "h", "y": -0.25, "x": 0},
     )
     fig.update_xaxes(
         title_text="turn", dtick=1 if _max_turn(fig) <= 12 else None, gridcolor="#e5e7eb"
@@ -96,13 +80,7 @@ def lane_figure(name: str, records: Sequence[LaneTurn], *, height: int = 300) ->
     )
     fig.update_layout(
         yaxis={"title": {"text": "tokens per call"}},
-        yaxis2={
-            "title": {"text": "total so far"},
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-        },
+        yaxis2=right_axis("total so far"),
     )
     _layout(fig, title="Tokens per turn", height=height)
     # columns are narrow: the legend becomes a caption under the chart (LANE_LEGEND)
@@ -185,11 +163,3 @@ def cumulative_figure(
         y_title="tokens so far",
         height=height,
     )
-
-
-def figure_points(fig: go.Figure, trace_name: str) -> list[tuple[Any, Any]]:
-    """(x, y) points of a named trace: for tests and exports."""
-    for trace in fig.data:
-        if trace.name == trace_name:
-            return list(zip(trace.x or (), trace.y or (), strict=False))
-    raise KeyError(trace_name)

@@ -12,10 +12,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engines.survival import LEAK_FLAG, SurvivalResult
-from present.lanes import color
+from present.style import color, font, styled
 from present.text import table as text_grid
 
-FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
 # lost (orange) -> half (light) -> kept (blue)
 SCALE = [[0.0, "#d95f02"], [0.5, "#f5f5f5"], [1.0, "#2166ac"]]
 
@@ -55,11 +54,14 @@ def _titled(title: str, result: SurvivalResult) -> str:
 
 
 def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
-    layout: dict[str, object] = {"font": FONT, "height": height}
-    layout["title"] = {"text": title, "font": {"size": 22}, "x": 0.01, "xanchor": "left"}
-    layout["margin"] = {"l": 20, "r": 20, "t": 96, "b": 20}
-    layout["plot_bgcolor"] = layout["paper_bgcolor"] = "white"
-    fig.update_layout(**layout)
+    styled(
+        fig,
+        title=title,
+        title_size=22,
+        height=height,
+        text=font(17),
+        margin={"l": 20, "r": 20, "t": 96, "b": 20},
+    )
     # plotly does not make room for long tick labels unless asked: strategy names are long
     fig.update_xaxes(automargin=True, title_standoff=12)
     fig.update_yaxes(automargin=True, title_standoff=12)
