@@ -21,6 +21,8 @@ from memory.registry import create
 from memory.replay import GrowthRow, growth_factor, growth_table, replay
 from memory.standins import SizedExtractor, SizedSummariser
 from memory.tokens import TokenCounter
+from providers import catalog
+from providers.catalog import Price
 from scenarios import fincoach
 from scenarios.filler import BANK
 
@@ -32,56 +34,9 @@ class SimulationError(ValueError):
     """Simulator inputs that cannot run; the message says what to change."""
 
 
-@dataclass(frozen=True)
-class Price:
-    """What a model costs, in US dollars per million tokens."""
-
-    model: str
-    input_per_m: float
-    output_per_m: float
-    note: str = ""
-
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1_000_000
-
-
-# Used when the providers catalog has no prices. List prices at the time of writing: edit them.
-FALLBACK_PRICES: tuple[Price, ...] = (
-    Price("gpt-4o", 2.50, 10.00, "OpenAI list price"),
-    Price("gpt-4o-mini", 0.15, 0.60, "OpenAI list price"),
-    Price("gpt-4.1", 2.00, 8.00, "OpenAI list price"),
-    Price("gpt-4.1-mini", 0.40, 1.60, "OpenAI list price"),
-    Price("claude-sonnet-4-5", 3.00, 15.00, "Anthropic list price"),
-    Price("claude-haiku-4-5", 1.00, 5.00, "Anthropic list price"),
-    Price("openai/gpt-oss-120b (Groq)", 0.15, 0.75, "Groq list price"),
-    Price("SmolLM2-135M (embedded)", 0.0, 0.0, "runs locally"),
-)
-
-
-def _number(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def default_prices() -> list[Price]:
-    """Prices from the providers catalog (every model it prices), else the fallback table."""
-    try:
-        from providers.catalog import PRESETS
-    except Exception:  # the catalog is optional here: the simulator needs no provider
-        return list(FALLBACK_PRICES)
-    found: dict[str, Price] = {}
-    for preset in PRESETS.values():
-        for info in preset.models:
-            p_in, p_out = _number(info.input_per_m), _number(info.output_per_m)
-            if p_in is None or p_out is None:
-                continue
-            name = (
-                info.name if preset.kind != "openai_compatible" else f"{info.name} ({preset.label})"
-            )
-            found.setdefault(name, Price(name, p_in, p_out, preset.label))
-    return list(found.values()) or list(FALLBACK_PRICES)
+# One price table, the providers catalog's (FALLBACK_PRICES is its older name, kept for callers).
+default_prices = catalog.prices
+FALLBACK_PRICES: tuple[Price, ...] = tuple(catalog.prices())
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,7 @@ def settings_for(
     if provider not in PRESETS:
         raise ValueError(f"unknown provider {provider!r}; choose one of: {', '.join(PRESETS)}")
     preset = PRESETS[provider]
-    overrides: dict[str, Any] = {"max_tokens": max_tokens}
-    if preset.kind != "anthropic" or preset.base_url is not None:
-        overrides["temperature"] = temperature
+    overrides: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
     if base_url:
         overrides["base_url"] = base_url
     return preset.settings(model, **overrides)

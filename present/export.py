@@ -40,6 +40,8 @@ from present.lanes import (
     cumulative_figure,
     lane_figure,
 )
+from providers import catalog
+from providers.catalog import Price
 from storage.store import (
     SavedSession,
     env_secrets,
@@ -48,8 +50,6 @@ from storage.store import (
     scrub_text,
     total_tokens,
 )
-
-Price = tuple[float, float]  # USD per million (input, output) tokens
 
 CSV_COLUMNS = (
     "session_id",
@@ -81,8 +81,7 @@ CSV_COLUMNS = (
 
 
 def price_of(saved: SavedSession) -> Price | None:
-    """(input, output) USD per million tokens of the session's model, if the catalog lists it."""
-    from providers import catalog
+    """The Price of the session's model, if the catalog lists it."""
 
     settings = saved.settings
     provider = settings.get("provider") or {}
@@ -98,8 +97,8 @@ def price_of(saved: SavedSession) -> Price | None:
     ]
     for preset in candidates:
         info = preset.model(model) if model else None
-        if info and info.input_per_m is not None and info.output_per_m is not None:
-            return (info.input_per_m, info.output_per_m)
+        if info and info.price is not None:
+            return info.price
     return None
 
 
@@ -111,7 +110,7 @@ def cost_of(record: LaneTurn, price: Price | None) -> float | None:
     upkeep_out = sum(m["output"] for m in record.maintenance)
     tokens_in = prompt_tokens(record) + upkeep_in
     tokens_out = (record.billed_output or 0) + upkeep_out
-    return (tokens_in * price[0] + tokens_out * price[1]) / 1_000_000
+    return price.cost(tokens_in, tokens_out)
 
 
 @dataclass(frozen=True)
@@ -348,7 +347,7 @@ def _price_note(price: Price | None, saved: SavedSession) -> str:
     if price is None:
         return "_Cost: the catalog has no price for this model._"
     return (
-        f"_Cost at ${price[0]:g} / ${price[1]:g} per million input / output tokens "
+        f"_Cost at ${price.input_per_m:g} / ${price.output_per_m:g} per million input / output tokens "
         "(approximate list prices); billed counts where the provider gave them, else counted._"
     )
 

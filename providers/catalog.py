@@ -15,9 +15,23 @@ from typing import Any
 
 from memory.types import Usage
 from providers import embedded
-from providers.settings import Kind, ProviderSettings
+from providers.settings import Kind, ProviderChoice, ProviderSettings
 
 PRICES_NOTE = "approximate list prices in USD per million tokens (2025); edit to match your plan"
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a model costs, in US dollars per million input and output tokens."""
+
+    model: str
+    input_per_m: float
+    output_per_m: float
+    note: str = ""
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """USD for this many input and output tokens."""
+        return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1_000_000
 
 
 @dataclass(frozen=True)
@@ -32,6 +46,13 @@ class ModelInfo:
     # prompt-cache prices: tokens read from the cache, and (Anthropic) written to it
     cached_input_per_m: float | None = None
     cache_write_per_m: float | None = None
+
+    @property
+    def price(self) -> Price | None:
+        """This model's Price, or None when the catalog does not price it."""
+        if self.input_per_m is None or self.output_per_m is None:
+            return None
+        return Price(self.name, self.input_per_m, self.output_per_m)
 
     def cost(self, usage: Usage | None) -> float | None:
         """What a call with this usage cost in USD, or None when prices or counts are unknown.
@@ -103,9 +124,6 @@ class Preset:
             "context_window": info.context_window if info else None,
             "timeout": self.timeout,
         }
-        if self.kind == "anthropic" and self.base_url is None:
-            # Anthropic's API (version 2026-10-21, sent by SDK 2.x) rejects temperature.
-            values["temperature"] = None
         values.update(overrides)
         return ProviderSettings(self.kind, name, **values)
 
@@ -149,6 +167,7 @@ _PRESETS: tuple[Preset, ...] = (
             ModelInfo("gpt-4.1", 1_047_576, 2.00, 8.00, cached_input_per_m=0.50),
             ModelInfo("o4-mini", 200_000, 1.10, 4.40, "reasoning: no temperature", 0.275),
             ModelInfo("gpt-5-mini", 400_000, 0.25, 2.00, "reasoning: no temperature", 0.025),
+            ModelInfo("gpt-4o", 128_000, 2.50, 10.00, cached_input_per_m=1.25),
         ),
     ),
     Preset(
@@ -195,6 +214,7 @@ _PRESETS: tuple[Preset, ...] = (
             ModelInfo("llama-3.1-8b-instant", 131_072, 0.05, 0.08),
             ModelInfo("llama-3.3-70b-versatile", 131_072, 0.59, 0.79),
             ModelInfo("openai/gpt-oss-20b", 131_072, 0.10, 0.50),
+            ModelInfo("openai/gpt-oss-120b", 131_072, 0.15, 0.75),
         ),
     ),
     Preset(
@@ -273,6 +293,21 @@ def model_by_name(name: str | None) -> ModelInfo | None:
     return None
 
 
+def prices() -> list[Price]:
+    """Every model the catalog prices, once by name (an OpenAI-compatible service's models
+    are named with the service, "llama-3.1-8b-instant (Groq)"): the one price table."""
+    found: dict[str, Price] = {}
+    for p in PRESETS.values():
+        for info in p.models:
+            if info.price is None:
+                continue
+            name = info.name if p.kind != "openai_compatible" else f"{info.name} ({p.label})"
+            found.setdefault(
+                name, Price(name, info.price.input_per_m, info.price.output_per_m, p.label)
+            )
+    return list(found.values())
+
+
 def model_info(settings: ProviderSettings) -> ModelInfo | None:
     """The catalog entry matching these settings' endpoint and model, if any."""
     for p in PRESETS.values():
@@ -281,3 +316,46 @@ def model_info(settings: ProviderSettings) -> ModelInfo | None:
             if found:
                 return found
     return None
+
+
+def settings_for(
+    choice: ProviderChoice, model: str | None = None, *, api_key: str | None = None
+) -> ProviderSettings:
+    """The ProviderSettings a choice calls with (`model`: another model of the same preset,
+    e.g. the maintenance model). The key: the choice's own, else `api_key`, else the
+    environment variable the provider reads itself."""
+    chosen = preset(choice.preset)
+    overrides: dict[str, Any] = {
+        "max_tokens": choice.max_tokens,
+        "temperature": choice.temperature,  # bodies.py leaves it out where it is refused
+    }
+    if chosen.kind == "embedded":
+        overrides["prompt_cache"] = choice.prompt_cache
+    if choice.base_url and chosen.url_editable:
+        overrides["base_url"] = choice.base_url
+    key = choice.api_key or api_key
+    if key:
+        overrides["api_key"] = key
+    return chosen.settings(model or choice.model, **overrides)
+
+
+def choice_for(public: Mapping[str, Any] | None) -> ProviderChoice | None:
+    """The choice behind saved public ProviderSettings (sessions saved without the main
+    page's settings: imports, the CLI, tests); None when no preset speaks that API."""
+    if not public:
+        return None
+    kind, url = public.get("kind"), public.get("base_url")
+    exact = [p for p in PRESETS.values() if p.kind == kind and p.base_url == url]
+    editable = [p for p in PRESETS.values() if p.kind == kind and p.url_editable]
+    chosen = exact[0] if exact else editable[-1] if editable else None
+    if chosen is None:
+        return None
+    return ProviderChoice.from_saved(
+        {
+            "preset": chosen.name,
+            "model": public.get("model"),
+            "base_url": url if chosen.url_editable else None,
+            "temperature": public.get("temperature"),
+            "max_tokens": public.get("max_tokens"),
+        }
+    )

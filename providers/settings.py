@@ -1,4 +1,10 @@
-"""Provider settings: which endpoint and model a lane talks to, and how its key is found."""
+"""Provider settings: which endpoint and model a lane talks to, and how its key is found.
+
+Two records, one conversion pair: `ProviderChoice` is what a person picks (a catalog preset,
+a model, sampling) and what is saved with a session; `ProviderSettings` is what a call
+needs. `catalog.settings_for(choice)` and `catalog.choice_for(public_settings)` convert
+between them (they live with the presets they look up).
+"""
 
 from __future__ import annotations
 
@@ -154,3 +160,36 @@ class ProviderSettings:
         out["base_url"] = safe_url(self.base_url)  # no user:password@ or ?key= in saved data
         out["key_set"] = bool(self.api_key)
         return out
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """Which preset and model answer, and how: the one saved form of a provider choice
+    (`as_saved`/`from_saved`); the key is held in memory only, never saved or shown."""
+
+    preset: str = "embedded"
+    model: str = ""
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float = 0.0
+    max_tokens: int = 200
+    maintenance_model: str | None = None  # None: the conversation's model
+    prompt_cache: bool = True  # embedded model only: fast long conversations
+
+    def as_saved(self) -> dict[str, Any]:
+        """Plain data for saving with a session: every field but the key."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+
+    @classmethod
+    def from_saved(cls, data: Mapping[str, Any], *, api_key: str | None = None) -> ProviderChoice:
+        """The choice saved by `as_saved` (missing values take their defaults)."""
+        return cls(
+            preset=str(data["preset"]),
+            model=str(data.get("model") or ""),
+            base_url=data.get("base_url"),
+            api_key=api_key,
+            temperature=float(data.get("temperature") or 0.0),
+            max_tokens=int(data.get("max_tokens") or 200),
+            maintenance_model=data.get("maintenance_model"),
+            prompt_cache=bool(data.get("prompt_cache", True)),
+        )

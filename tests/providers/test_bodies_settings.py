@@ -20,7 +20,8 @@ from providers import (
     preset,
 )
 from providers.bodies import LEADING_USER_PLACEHOLDER
-from providers.settings import NO_KEY
+from providers.catalog import Price, choice_for, prices, settings_for
+from providers.settings import NO_KEY, ProviderChoice
 from tests.providers.conftest import make_request
 
 HISTORY = make_request(
@@ -96,7 +97,50 @@ def test_anthropic_api_gets_no_temperature(base_url):
     # API version 2026-10-21 (anthropic SDK 2.x) answers 400 to any sampling parameter.
     settings = ProviderSettings("anthropic", "claude-haiku-4-5", base_url=base_url, temperature=0.0)
     assert "temperature" not in build_anthropic_body(HISTORY, settings)
-    assert preset("anthropic").settings().temperature is None
+    # the rule lives in the body builder alone: settings from every path keep the value
+    for made in (
+        preset("anthropic").settings(temperature=0.3),
+        settings_for(ProviderChoice("anthropic", "claude-haiku-4-5", temperature=0.3)),
+    ):
+        assert made.temperature == 0.3
+        assert "temperature" not in build_body(HISTORY, made)
+
+
+def test_one_conversion_pair_round_trips_a_choice_without_its_key():
+    choice = ProviderChoice(
+        "ollama", "qwen2.5:7b", base_url="http://127.0.0.1:9/v1", api_key="k" * 20, max_tokens=77
+    )
+    saved = choice.as_saved()
+    assert "api_key" not in saved and "k" * 20 not in str(saved) and "k" * 20 not in repr(choice)
+    assert ProviderChoice.from_saved(saved, api_key=choice.api_key) == choice
+    settings = settings_for(choice)
+    assert (settings.base_url, settings.api_key, settings.max_tokens) == (
+        "http://127.0.0.1:9/v1",
+        "k" * 20,
+        77,
+    )
+    # a preset's own endpoint comes back as that preset; another URL as the Custom URL preset
+    back = choice_for(settings_for(ProviderChoice("ollama", "qwen2.5:7b")).public_dict())
+    assert back == ProviderChoice("ollama", "qwen2.5:7b", base_url=preset("ollama").base_url)
+    moved = choice_for(settings.public_dict())
+    assert moved == ProviderChoice(
+        "custom", "qwen2.5:7b", base_url="http://127.0.0.1:9/v1", max_tokens=77
+    )
+    assert choice_for({"kind": "nope"}) is None
+
+
+def test_a_custom_endpoint_sends_the_key_typed_for_it():
+    custom = ProviderChoice("custom", "m", base_url="http://127.0.0.1:9/v1", api_key="c" * 24)
+    assert settings_for(custom).resolve_key() == "c" * 24
+    assert settings_for(ProviderChoice("custom", "m")).resolve_key() == NO_KEY
+
+
+def test_prices_come_from_the_catalog_once():
+    table = {p.model: p for p in prices()}
+    assert table["gpt-4o-mini"] == Price("gpt-4o-mini", 0.15, 0.60, "OpenAI")
+    assert table["llama-3.1-8b-instant (Groq)"].input_per_m == 0.05
+    assert preset("openai").model("gpt-4.1").price.cost(1_000_000, 1_000_000) == 10.0
+    assert preset("custom").models == () and preset("openai").model("nope") is None
 
 
 def test_build_body_picks_the_family_and_never_holds_the_key():
