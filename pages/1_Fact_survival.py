@@ -39,6 +39,7 @@ from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui.app_state import AppConfig, settings_for
+from ui.picker import strategy_picker
 from ui.survival_form import build_config, facts_from_editor, facts_rows
 
 st.set_page_config(page_title="Fact survival · Memory Lab", page_icon="🧪", layout="wide")
@@ -236,14 +237,13 @@ with st.form("survival-settings"):
         )
     with right:
         st.subheader("Strategies")
-        chosen = [s for s in settings["strategies"] if s in choices]
-        picked = pick("Strategies (the main page's lanes first)", list(choices), chosen,
-                      "strategy-pills")  # fmt: skip
-        variants = st.text_input(
-            "Extra variants",
-            settings["variants"],
+        picked = strategy_picker(
+            choices,
+            settings["strategies"],
+            key="strategy-pills",
+            label="Strategies (the main page's lanes first)",
+            variants=settings["variants"],
             placeholder="window:k=10; summary_buffer:budget=400",
-            help="More strategy settings, written name:key=value, separated by ';'.",
         )
         st.subheader("Conversation")
         system_prompt = st.text_area(
@@ -317,8 +317,8 @@ if applied:
         "use_facts": list(use_facts or []) + new_keys,
         "system_prompt": system_prompt,
         "probe_turns": probe_turns,
-        "strategies": list(picked or []),
-        "variants": variants,
+        "strategies": list(picked.keys),
+        "variants": picked.variants,
         "filler": filler_mode,
         "seed": int(seed),
         "replies": replies,

@@ -22,13 +22,13 @@ from engines.simulator import (
     simulate,
     user_turns_from,
 )
-from memory.choices import StrategyChoice, parse_choice
+from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
-from memory.registry import REGISTRY
 from memory.replay import growth_factor
 from present.growth import projection_chart, seed_chart
 from scenarios import fincoach
 from scenarios.filler import TranscriptError, parse_transcript
+from ui.picker import Picked, every_strategy, strategy_picker
 
 st.set_page_config(page_title="Token growth · Memory Lab", page_icon="📈", layout="wide")
 
@@ -38,10 +38,6 @@ SOURCES = {
     "custom": "My own turns (edit below or upload)",
 }
 DEFAULT_STRATEGIES = ["full", "window (k=3)", "summary_buffer (budget=600)"]
-
-
-def strategy_options() -> dict[str, StrategyChoice]:
-    return {c.label: c for c in (StrategyChoice(name) for name in REGISTRY)}
 
 
 def default_settings() -> dict[str, Any]:
@@ -63,12 +59,10 @@ def build(settings: dict[str, Any], options: dict[str, StrategyChoice]) -> SimCo
         turns = tuple(t.strip() for t in settings["custom_turns"].splitlines() if t.strip())
     else:
         turns = user_turns_from(settings["source"])
-    strategies = [options[s] for s in settings["strategies"] if s in options]
-    for part in filter(None, (p.strip() for p in settings["variants"].split(";"))):
-        try:
-            strategies.append(parse_choice(part))
-        except MemoryLabError as exc:
-            raise SimulationError(f"extra variant {part!r}: {exc}") from None
+    try:
+        strategies = Picked(tuple(settings["strategies"]), settings["variants"]).choices(options)
+    except MemoryLabError as exc:
+        raise SimulationError(str(exc)) from None
     return SimConfig.from_dict(
         {
             "user_turns": list(turns),
@@ -87,7 +81,7 @@ def run(settings_items: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """Simulate once per distinct settings; returns plain data (rows, CSV, totals)."""
     settings = dict(settings_items)
     settings["strategies"] = list(settings["strategies"])
-    sim = simulate(build(settings, strategy_options()))
+    sim = simulate(build(settings, every_strategy()))
     return {"sim": sim}
 
 
@@ -95,7 +89,7 @@ def freeze(settings: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(settings.items()))
 
 
-options = strategy_options()
+options = every_strategy()
 st.session_state.setdefault("growth_settings", default_settings())
 settings: dict[str, Any] = st.session_state.growth_settings
 
@@ -121,18 +115,8 @@ with st.sidebar, st.form("growth-settings", border=False):
         "Reply length (tokens)", 0, 4000, int(settings["reply_tokens"]), 10
     )
     st.header("Strategies to project")
-    picked = st.pills(
-        "Strategies",
-        list(options),
-        selection_mode="multi",
-        default=[s for s in settings["strategies"] if s in options],
-        key="growth-strategies",
-        wrap=True,
-    )
-    variants = st.text_input(
-        "Extra variants",
-        settings["variants"],
-        placeholder="window:k=10; summary_buffer:budget=1200",
+    chosen = strategy_picker(
+        options, settings["strategies"], key="growth-strategies", variants=settings["variants"]
     )
     summary_tokens = st.number_input(
         "Assumed summary length (tokens)", 1, 4000, int(settings["summary_tokens"]), 10
@@ -155,8 +139,8 @@ elif applied:
         "custom_turns": custom,
         "turns": int(turns),
         "reply_tokens": int(reply_tokens),
-        "strategies": list(picked or []),
-        "variants": variants,
+        "strategies": list(chosen.keys),
+        "variants": chosen.variants,
         "summary_tokens": int(summary_tokens),
         "facts_tokens": int(facts_tokens),
         "overhead": bool(overhead),

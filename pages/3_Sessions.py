@@ -19,7 +19,9 @@ from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
 from storage.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
 from ui import persistence
-from ui.app_state import AppConfig, LaneChoice, settings_for
+from ui.app_state import AppConfig, LaneChoice, maintenance_settings, settings_for
+from ui.picker import by_name, strategy_picker
+from ui.safe import plain
 
 st.set_page_config(page_title="Sessions · Memory Lab", page_icon="🗂️", layout="wide")
 
@@ -80,7 +82,7 @@ def show_session(saved: SavedSession, *, payloads: bool) -> None:
     info = saved.info
     names = saved.titles()
     price = export.price_of(saved)
-    st.subheader(saved.name)
+    st.subheader(plain(saved.name))
     st.caption(
         f"{when(info)} · {info.turns} turns · {len(saved.strategies)} strategies · "
         f"{info.total_tokens:,} tokens · source: {info.source} · id {saved.id}"
@@ -137,11 +139,15 @@ def show_session(saved: SavedSession, *, payloads: bool) -> None:
     st.subheader("Conversation")
     for turn, user in enumerate(saved.user_turns, start=1):
         mark = " (interrupted)" if turn in saved.interrupted else ""
-        with st.expander(f"Turn {turn}{mark}: {user[:80]}", expanded=turn == 1):
-            st.markdown(f"**You:** {user}")
+        with st.expander(f"Turn {turn}{mark}: {plain(user[:80])}", expanded=turn == 1):
+            st.markdown(f"**You:** {plain(user)}")
             for name in saved.strategies:
                 r = saved.records[name][turn - 1]
-                text = r.reply if r.ok else f":red[{r.status}: {r.error_kind} — {r.error}]"
+                text = (
+                    plain(r.reply)
+                    if r.ok
+                    else f":red[{r.status}: {r.error_kind} — {plain(r.error or '')}]"
+                )
                 st.markdown(f"**{names[name]}** · {r.counted:,} prompt tokens  \n{text}")
                 if payloads and r.body is not None:
                     st.json(r.body, expanded=False)
@@ -249,7 +255,7 @@ with saved_tab:
                 st.session_state.sessions_confirm_delete = chosen
             if st.session_state.sessions_confirm_delete == chosen:
                 st.warning(
-                    f"Delete “{info.name}” and its {info.turns} turns? This cannot be undone."
+                    f"Delete “{plain(info.name)}” and its {info.turns} turns? This cannot be undone."
                 )
                 y, n = st.columns(2)
                 if y.button("Yes, delete it", type="primary", width="stretch"):
@@ -258,7 +264,7 @@ with saved_tab:
                     st.session_state.sessions_selected = None
                     if st.session_state.sessions_open == chosen:
                         st.session_state.sessions_open = None
-                    flash(f"Deleted “{info.name}”.")
+                    flash(f"Deleted “{plain(info.name)}”.")
                     st.rerun()
                 if n.button("Cancel", width="stretch"):
                     st.session_state.sessions_confirm_delete = None
@@ -299,11 +305,8 @@ def start_replay(
     name: str,
     config: AppConfig,
 ) -> None:
-    choice = config.provider
-    provider = settings_for(choice)
-    maintenance = (
-        settings_for(choice, choice.maintenance_model) if choice.maintenance_model else None
-    )
+    provider = settings_for(config.provider)
+    maintenance = maintenance_settings(config.provider)
     params = {lane.strategy: dict(lane.params) for lane in config.lanes}
     lanes = [LaneSpec(s, params.get(s, REGISTRY[s].defaults())) for s in strategies]
     app = persistence.app_settings(
@@ -402,11 +405,13 @@ with import_tab:
             running = bool(st.session_state.sessions_job)
             with st.form("replay"):
                 st.markdown("**Replay it**")
-                strategies = st.multiselect(
-                    "Strategies",
-                    list(REGISTRY),
-                    default=[lane.strategy for lane in config.lanes],
-                    format_func=lambda n: REGISTRY[n].title,
+                strategies = list(
+                    strategy_picker(
+                        by_name(),
+                        [lane.strategy for lane in config.lanes],
+                        key="replay-strategies",
+                        titles=True,
+                    ).keys
                 )
                 mode = st.radio("Replies", list(MODES), format_func=MODES.get)
                 prompts: dict[str, str] = {}

@@ -8,9 +8,11 @@ from typing import Any
 
 import streamlit as st
 
-from lanes.lane import ERROR, INCOMPLETE, OK, OVERFLOW, Lane, LaneTurn
+from lanes.lane import ERROR, INCOMPLETE, OVERFLOW, Lane, LaneTurn
+from present.export import cost_of
 from present.lanes import LANE_LEGEND, lane_figure
-from providers.catalog import model_by_name
+from providers.catalog import Price
+from ui.safe import plain
 
 
 def turn_ranges(turns: Sequence[int]) -> str:
@@ -33,15 +35,12 @@ HEADER_HEIGHT = 200
 
 
 def header(lane: Lane) -> None:
-    params = ", ".join(f"{k}={v}" for k, v in lane.params.items() if k in _shown(lane))
+    params = lane.spec.label_values(lane.params)
     # one height for every lane's header, so descriptions of any length keep the boxes in line
     with st.container(height=HEADER_HEIGHT, border=False):
         st.markdown(f"#### {lane.title}")
-        st.caption(lane.spec.description + (f"  \n`{params}`" if params else ""))
-
-
-def _shown(lane: Lane) -> set[str]:
-    return {"k", "budget", "top_k", "trigger"}
+        st.caption(lane.spec.description + (f"  
+`{params}`" if params else ""))
 
 
 SHOWN_TURNS = 30
@@ -57,9 +56,9 @@ def conversation(lane: Lane, *, upto: int) -> None:
     if len(earlier) > SHOWN_TURNS:
         lines.append(f"*… {len(earlier) - SHOWN_TURNS} older turns not shown here*")
     for r in earlier[-SHOWN_TURNS:]:
-        lines.append(f"**You · {r.turn}:** {r.user}")
+        lines.append(f"**You · {r.turn}:** {plain(r.user)}")
         if r.ok:
-            lines.append(f"**{lane.title}:** {r.reply}")
+            lines.append(f"**{lane.title}:** {plain(r.reply)}")
         else:
             lines.append(f":red[**turn {r.turn} {r.status}** — not in this lane's memory]")
     with st.expander(f"Conversation ({len(earlier)} earlier turns)", expanded=False):
@@ -76,22 +75,21 @@ def status_line(record: LaneTurn) -> None:
 
 
 def reply_box(text: str, *, height: int = 230) -> Callable[[str], None]:
-    """A fixed-height box showing `text`; returns a function that appends streamed text."""
+    """A fixed-height box showing `text` as text (never as Markdown: a reply is untrusted);
+    returns a function that appends streamed text."""
     box = st.container(height=height, border=True)
     slot = box.empty()
-    slot.markdown(text or "…")
+    slot.markdown(plain(text) or "…")
     shown = [text]
 
     def append(delta: str) -> None:
         shown[0] += delta
-        slot.markdown(shown[0] + " ▌")
+        slot.markdown(plain(shown[0]) + " ▌")
 
     return append
 
 
-def figures(
-    lane: Lane, record: LaneTurn, *, price: tuple[float, float] | None, window: int | None
-) -> None:
+def figures(lane: Lane, record: LaneTurn, *, price: Price | None, window: int | None) -> None:
     """This turn's numbers, small enough for a narrow column."""
     billed = record.billed_input
     diff = f" (+{billed - record.counted})" if billed is not None else ""
@@ -153,7 +151,7 @@ def payload(record: LaneTurn) -> None:
                 wrap_lines=True,
             )
             if call.get("reply"):
-                st.caption(f"reply: {call['reply'][:400]}")
+                st.caption(f"reply: {plain(call['reply'][:400])}")
 
 
 def chart(lane: Lane, *, key: str, height: int = 280) -> None:
@@ -178,40 +176,7 @@ def cache_rows(record: LaneTurn) -> list[tuple[str, str]]:
     return rows + ([("cache write", f"{written:,}")] if written else [])
 
 
-def cost_of(record: LaneTurn, price: tuple[float, float] | None) -> float | None:
-    """Estimated cost of this turn in USD (prompt + completion + upkeep), or None. Cached input
-    is priced at the catalog's cache prices for the reply's model, when it lists them."""
-    if price is None:
-        return None
-    prompt = record.billed_input if record.billed_input is not None else record.counted
-    out = record.billed_output or 0
-    upkeep_in = sum(m["input"] for m in record.maintenance)
-    upkeep_out = sum(m["output"] for m in record.maintenance)
-    usd = (prompt + upkeep_in) * price[0] + (out + upkeep_out) * price[1]
-    info = (
-        model_by_name(record.model) if (record.cached_input or record.cache_write_input) else None
-    )
-    if info is not None:
-        for tokens, rate in ((record.cached_input, info.cached_input_per_m),
-                             (record.cache_write_input, info.cache_write_per_m)):  # fmt: skip
-            if tokens and rate is not None:
-                usd += tokens * (rate - price[0])
-    return usd / 1_000_000
-
-
-def status_badge(record: LaneTurn | None) -> str:
-    if record is None:
-        return ""
-    return {OK: "✅", ERROR: "❌", INCOMPLETE: "⚠️", OVERFLOW: "⛔"}.get(record.status, "")
-
-
-def as_dict(records: Sequence[LaneTurn]) -> list[dict[str, Any]]:
-    return [r.as_dict() for r in records]
-
-
-def gauge(
-    lane: Lane, *, window: int | None, sample: str, price: tuple[float, float] | None
-) -> None:
+def gauge(lane: Lane, *, window: int | None, sample: str, price: Price | None) -> None:
     """How full the context window is, a warning past 80%, and what the next turn would cost."""
     st.markdown(f"**{lane.title}**")
     sent = lane.turns[-1].counted_overhead if lane.turns else 0
@@ -226,9 +191,9 @@ def gauge(
     if nxt is None:
         st.caption("next turn: a message like the last one would overflow the budget")
     else:
-        cost = f" · ≈${nxt * price[0] / 1_000_000:.5f}" if price and price[0] else ""
+        cost = f" · ≈${price.cost(nxt, 0):.5f}" if price and price.input_per_m else ""
         st.caption(f"next turn ≈ {nxt:,} prompt tokens{cost}")
-    if price is not None and any(price) and lane.turns:
+    if price is not None and (price.input_per_m or price.output_per_m) and lane.turns:
         spent = sum(cost_of(r, price) or 0.0 for r in lane.turns)
         st.caption(f"conversation so far ≈ ${spent:.4f}")
     elif price is not None and lane.turns:

@@ -9,15 +9,14 @@ that Session (in that browser session's `st.session_state`) and nowhere else.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
 
-from lanes.session import Session
-from providers import catalog
+from lanes.session import LaneSpec, Session
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
-from ui.app_state import AppConfig, LaneChoice, ProviderChoice, settings_for
+from ui import navigation
+from ui.app_state import AppConfig, LaneChoice, maintenance_settings, saved_choice, settings_for
 
 log = logging.getLogger(__name__)
 
@@ -34,22 +33,7 @@ def store() -> Store:
 
 def app_settings(config: AppConfig) -> dict[str, Any]:
     """The main page's settings as plain data, without the key (saved with each session)."""
-    p = config.provider
-    return {
-        "provider": {
-            "preset": p.preset,
-            "model": p.model,
-            "base_url": p.base_url,
-            "temperature": p.temperature,
-            "max_tokens": p.max_tokens,
-            "maintenance_model": p.maintenance_model,
-            "prompt_cache": p.prompt_cache,
-        },
-        "system_prompt": config.system_prompt,
-        "lanes": [
-            {"strategy": lane.strategy, "params": dict(lane.params)} for lane in config.lanes
-        ],
-    }
+    return config.as_saved()
 
 
 def config_for(saved: SavedSession, current: AppConfig | None = None) -> AppConfig:
@@ -57,42 +41,21 @@ def config_for(saved: SavedSession, current: AppConfig | None = None) -> AppConf
     when the provider is the same (keys are never saved)."""
     app = saved.settings.get("app") or {}
     base = current or AppConfig.default()
-    provider = base.provider
-    p = app.get("provider") or _choice_from(saved.settings.get("provider"))
-    if isinstance(p, Mapping) and p.get("preset"):
-        same = p["preset"] == base.provider.preset
-        provider = ProviderChoice(
-            preset=str(p["preset"]),
-            model=str(p.get("model") or ""),
-            base_url=p.get("base_url"),
-            api_key=base.provider.api_key if same else None,
-            temperature=float(p.get("temperature") or 0.0),
-            max_tokens=int(p.get("max_tokens") or 200),
-            maintenance_model=p.get("maintenance_model"),
-            prompt_cache=bool(p.get("prompt_cache", True)),
-        )
+    provider = saved_choice(app, saved.settings.get("provider"), base.provider)
     lanes = tuple(LaneChoice(name, saved.params(name)) for name in saved.strategies)
     return base.replace(provider=provider, system_prompt=saved.system_prompt, lanes=lanes)
 
 
-def _choice_from(public: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The sidebar's provider choice for saved ProviderSettings (sessions saved without the
-    main page's settings: imports, the CLI, tests)."""
-    if not public:
-        return None
-    kind, url = public.get("kind"), public.get("base_url")
-    exact = [p for p in catalog.PRESETS.values() if p.kind == kind and p.base_url == url]
-    editable = [p for p in catalog.PRESETS.values() if p.kind == kind and p.url_editable]
-    chosen = exact[0] if exact else editable[-1] if editable else None
-    if chosen is None:
-        return None
-    return {
-        "preset": chosen.name,
-        "model": public.get("model"),
-        "base_url": url if chosen.url_editable else None,
-        "temperature": public.get("temperature"),
-        "max_tokens": public.get("max_tokens"),
-    }
+def new_session(config: AppConfig) -> Session:
+    """A fresh conversation with the configured lanes, saved turn by turn."""
+    session = Session(
+        system_prompt=config.system_prompt,
+        lanes=[LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
+        provider=settings_for(config.provider),
+        maintenance=maintenance_settings(config.provider),
+    )
+    attach(session, config)
+    return session
 
 
 def attach(session: Session, config: AppConfig | None = None, *, source: str = "main") -> None:
@@ -132,12 +95,10 @@ def continue_saved(session_id: str, current: AppConfig | None = None) -> tuple[S
     the settings it ran with."""
     saved = store().load(session_id)
     config = config_for(saved, current)
-    choice = config.provider
-    maintenance = (
-        settings_for(choice, choice.maintenance_model) if choice.maintenance_model else None
-    )
     session = Session.from_snapshot(
-        saved.snapshot(), provider=settings_for(choice), maintenance=maintenance
+        saved.snapshot(),
+        provider=settings_for(config.provider),
+        maintenance=maintenance_settings(config.provider),
     )
     attach(session, config, source=saved.info.source)
     return session, config
@@ -150,7 +111,7 @@ def open_in_main(session: Session, config: AppConfig, *, present: bool = False) 
     st.session_state["demo_queue"] = []
     st.session_state["presentation"] = present
     st.session_state[f"present-turn-{session.id}"] = 1
-    st.switch_page("app.py")
+    st.switch_page(navigation.MAIN_PAGE)
 
 
 __all__ = [
@@ -159,6 +120,7 @@ __all__ = [
     "attach",
     "config_for",
     "continue_saved",
+    "new_session",
     "open_in_main",
     "status",
     "store",

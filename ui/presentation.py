@@ -23,6 +23,7 @@ from present.lanes import LANE_LEGEND, comparison_figure, cumulative_figure, lan
 from storage.store import INTERRUPTED
 from ui import anatomy_view, persistence
 from ui.app_state import AppConfig
+from ui.safe import plain
 
 KEY = "presentation"
 CHART_HEIGHT = 560
@@ -169,7 +170,7 @@ def _lane_reply(title: str, records: Sequence[LaneTurn], turn: int) -> None:
         box.caption("no answer recorded for this turn")
         return
     if record.ok:
-        box.markdown(record.reply or "…")
+        box.markdown(plain(record.reply) or "…")
     elif record.error_kind == INTERRUPTED:
         box.warning("Interrupted: this lane never answered this turn.")
     else:

@@ -6,18 +6,17 @@ conversation: strategies with other parameters would not share a history).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import streamlit as st
 
 from memory.registry import REGISTRY, Param
+from providers import catalog
+from providers.settings import ProviderChoice
 from scenarios import fincoach
-from ui.app_state import (
-    GENERIC_PROMPT,
-    AppConfig,
-    LaneChoice,
-    provider_form,
-)
+from ui.app_state import GENERIC_PROMPT, AppConfig, LaneChoice, secret
+from ui.picker import by_name, strategy_picker
 
 PROMPTS = {"FinCoach (seed 000)": fincoach.SYSTEM_PROMPT, "Generic assistant": GENERIC_PROMPT}
 
@@ -70,12 +69,13 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
             prompt = PROMPTS[preset]
 
         st.subheader("Lanes")
-        chosen_names = st.multiselect(
-            "Strategies (one column each)",
-            list(REGISTRY),
-            default=[lane.strategy for lane in config.lanes],
-            format_func=lambda n: REGISTRY[n].title,
-        )
+        chosen_names = strategy_picker(
+            by_name(),
+            [lane.strategy for lane in config.lanes],
+            key="lane-strategies",
+            label="Strategies (one column each)",
+            titles=True,
+        ).keys
         current_params = {lane.strategy: dict(lane.params) for lane in config.lanes}
         lanes = []
         for name in chosen_names:
@@ -95,3 +95,79 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
         st.sidebar.error("Pick at least one strategy.")
         return None
     return config.replace(provider=provider, system_prompt=prompt, lanes=tuple(lanes))
+
+
+def provider_form(config: AppConfig) -> ProviderChoice:
+    """The provider part of the settings form."""
+    choice = config.provider
+    st.subheader("Model")
+    names = list(catalog.PRESETS)
+    preset_name = st.selectbox(
+        "Provider",
+        names,
+        index=names.index(choice.preset),
+        format_func=lambda n: catalog.preset(n).label,
+    )
+    preset = catalog.preset(preset_name)
+    st.caption(preset.description)
+    models = [m.name for m in preset.models]
+    model_default = choice.model if choice.preset == preset_name else preset.default_model
+    model = st.text_input(
+        "Model", model_default or "", help="Known: " + (", ".join(models) or "name yours")
+    )
+    base_url = choice.base_url if choice.preset == preset_name else None
+    if preset.url_editable:
+        base_url = st.text_input("Base URL", base_url or preset.base_url or "") or None
+    key = choice.api_key if choice.preset == preset_name else None
+    if preset.key_env or preset.kind == "openai_compatible":  # every endpoint can take a key
+        key = (
+            st.text_input(
+                key_label(preset.key_env),
+                value=key or "",
+                type="password",
+                help="Kept in this browser session's memory only: never shown, logged or saved. "
+                "Put a key here, never in the URL.",
+            ).strip()
+            or None
+        )
+    temperature = st.slider(
+        "Temperature",
+        0.0,
+        1.5,
+        float(choice.temperature),
+        0.05,
+        help="Not sent to Anthropic's API, which rejects it.",
+    )
+    max_tokens = int(st.number_input("Max reply tokens", 16, 4096, int(choice.max_tokens), 16))
+    prompt_cache = choice.prompt_cache
+    if preset.kind == "embedded":
+        prompt_cache = st.checkbox(
+            "Reuse cached prompts",
+            value=choice.prompt_cache,
+            help="Much faster once the conversation is long. At temperature 0 the replies are "
+            "then not bit-for-bit reproducible (the Fact survival page turns it off).",
+        )
+    maint = st.text_input(
+        "Maintenance model (summaries, extraction)",
+        choice.maintenance_model or "",
+        placeholder="same as the conversation",
+        help="A cheaper model of the same provider for upkeep calls (seed 004's advice).",
+    )
+    return ProviderChoice(
+        preset=preset_name,
+        model=model,
+        base_url=base_url,
+        api_key=key,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        maintenance_model=maint or None,
+        prompt_cache=prompt_cache,
+    )
+
+
+def key_label(env: str | None) -> str:
+    """'API key (found in OPENAI_API_KEY)', '… (or set …)', or optional for keyless endpoints."""
+    if env is None:
+        return "API key (optional: only if the endpoint needs one)"
+    found = bool(os.environ.get(env) or secret(env))
+    return f"API key ({'found in ' + env if found else 'or set ' + env})"

@@ -12,6 +12,7 @@ from scenarios import fincoach
 from storage.store import Store
 from tests.storage.store_support import make_session
 from tests.ui.conftest import ROOT
+from ui import navigation
 
 APP = str(ROOT / "app.py")
 PAGE = "pages/3_Sessions.py"
@@ -118,7 +119,7 @@ def test_continue_and_present_put_the_session_on_the_main_page(fake_transport):
     assert at.session_state["config"].provider.preset == "openai"
     assert at.session_state["presentation"] is True
 
-    ok(at.switch_page("app.py").run())  # what st.switch_page does in the real app
+    ok(at.switch_page(navigation.MAIN_PAGE).run())  # what st.switch_page does in the app
     assert shown(at, "Turn 1 of 3")
     assert not [c for c in at.code if c.value.lstrip().startswith("{")]  # no payloads
     charts = at.get("plotly_chart")
@@ -160,7 +161,7 @@ def test_import_checks_the_file_and_replays_it_with_recorded_replies(fake_transp
     at.text_area(key="import_text").set_value(json.dumps(transcript))
     ok(at.run())
     assert any("Read 2 turns, 2 recorded replies" in s.value for s in at.success)
-    at.multiselect[0].set_value(["full", "window"])
+    at.button_group(key="replay-strategies").set_value(["full", "window"])
     ok(next(b for b in at.button if b.label == "▶ Replay").click().run())
     deadline = time.monotonic() + 30
     while not store().list() or at.session_state["sessions_job"]:

@@ -1,0 +1,170 @@
+"""Compare strategies — the main page: one conversation fanned out to memory strategies.
+
+Each strategy is a lane drawn as a column: its streamed reply, the exact request body it
+sent, and a live chart of prompt tokens per turn. Lanes run as parallel fragments; the last
+lane to finish a turn reruns the app so the comparison charts below catch up.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lanes.session import Session
+from present.lanes import comparison_figure, cumulative_figure
+from scenarios import fincoach
+from ui import lane_view, presentation
+from ui.app_state import AppConfig
+from ui.persistence import new_session
+from ui.safe import plain
+from ui.sidebar import render_sidebar
+
+st.set_page_config(page_title="Memory Lab", page_icon="🧠", layout="wide")
+
+st.session_state.setdefault("config", AppConfig.default())
+st.session_state.setdefault("session", None)
+st.session_state.setdefault("demo_queue", [])
+st.session_state.setdefault("notice", None)
+
+config: AppConfig = st.session_state.config
+applied = render_sidebar(config)
+if applied is not None:
+    st.session_state.config = config = applied
+    st.session_state.session = None
+    st.session_state.demo_queue = []
+
+if st.session_state.session is None:
+    try:
+        st.session_state.session = new_session(config)
+    except Exception as exc:  # settings a person can fix: show them, keep the page alive
+        st.error(f"Could not start the lanes: {exc}")
+        st.stop()
+session: Session = st.session_state.session
+if presentation.sidebar(session):  # the toggle; presentation mode replaces the page below
+    presentation.render(session, config)
+    st.stop()
+
+# ---- header ---------------------------------------------------------------------------
+top_left, top_right = st.columns([3, 2], vertical_alignment="bottom")
+with top_left:
+    st.title("Memory Lab")
+    st.caption(
+        f"One conversation, {len(session.lanes)} memory strategies side by side · "
+        f"{config.provider_caption()}"
+    )
+with top_right:
+    b1, b2 = st.columns(2)
+    if b1.button(
+        "▶ Play the FinCoach demo", width="stretch", disabled=bool(session.pending_lanes())
+    ):
+        st.session_state.config = config = config.with_system_prompt(fincoach.SYSTEM_PROMPT)
+        st.session_state.session = session = new_session(config)
+        st.session_state.demo_queue = list(fincoach.DEMO_TURNS)
+    if b2.button("New conversation", width="stretch"):
+        st.session_state.session = session = new_session(config)
+        st.session_state.demo_queue = []
+
+notice = st.session_state.notice
+if notice:
+    st.info(notice)
+    st.session_state.notice = None
+
+# ---- start the next turn: a typed message, or the demo's next line ----------------------
+message = st.chat_input("Message every lane at once…", disabled=bool(session.pending_lanes()))
+if message is not None and not session.pending_lanes():
+    if message.strip():
+        session.begin_turn(message)
+        st.session_state.demo_queue = []
+        st.rerun()  # redraw with the input disabled while the lanes answer
+    else:
+        st.toast("Empty message ignored: type something first.")
+elif st.session_state.demo_queue and not session.pending_lanes():
+    session.begin_turn(st.session_state.demo_queue.pop(0))
+    st.rerun()
+
+
+@st.fragment(run_every=1.0)
+def watch_turn() -> None:
+    """Fallback: if a lane's run was cut off by a rerun, restart it; redraw when all are done."""
+    stalled = not session.in_flight() and session.idle_for() > 3.0
+    if not session.pending_lanes() or stalled:
+        st.rerun()
+
+
+if session.pending_lanes():
+    watch_turn()
+
+# ---- the lanes --------------------------------------------------------------------------
+price = config.price
+
+
+@st.fragment(parallel=True)
+def lane_column(name: str) -> None:
+    lane = session.lanes[name]
+    lane_view.header(lane)
+    turn = session.turn
+    pending = name in session.pending_lanes()
+    latest = lane.turns[-1] if lane.turns else None
+    lane_view.conversation(lane, upto=turn if (pending or latest) else turn + 1)
+    if pending and session.claim(name):
+        append = lane_view.reply_box("")
+        try:
+            latest = session.run_lane(name, turn, append)
+        finally:
+            session.release(name)
+        if session.finish_turn_once(turn):
+            st.rerun()  # the last lane to finish redraws the page with everyone's results
+    elif pending:
+        lane_view.reply_box("…running")
+        return
+    else:
+        lane_view.reply_box(latest.reply if latest and latest.turn == turn else "")
+    if latest is None or latest.turn != turn:
+        lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
+        return
+    lane_view.status_line(latest)
+    if lane.can_retry(turn) and st.button("Retry this lane", key=f"retry-{name}-{turn}"):
+        session.retry(name)
+        st.rerun()
+    lane_view.figures(lane, latest, price=price, window=config.context_window)
+    lane_view.payload(latest)
+    lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
+
+
+if session.turn:
+    st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")
+columns = st.columns(len(session.lanes), gap="small")
+for column, name in zip(columns, session.lanes, strict=True):
+    with column:
+        lane_column(name)
+
+
+# ---- below the lanes: the stakeholder picture --------------------------------------------
+def stakeholder_view() -> None:
+    """All lanes on one chart, their running totals, and a context gauge per lane."""
+    records = session.records()
+    titles = {name: lane.title for name, lane in session.lanes.items()}
+    if any(records.values()):
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(comparison_figure(records, titles), width="stretch", key="comparison")
+        with right:
+            st.plotly_chart(cumulative_figure(records, titles), width="stretch", key="cumulative")
+    else:
+        st.info(
+            "Send a message below, or press **Play the FinCoach demo**: every lane answers the "
+            "same message with its own memory, and the charts here compare what each one sent."
+        )
+    st.subheader("Context window")
+    sample = session.user_turns[-1] if session.user_turns else "What should I do next?"
+    gauges = st.columns(len(session.lanes), gap="small")
+    for gauge, lane in zip(gauges, session.lanes.values(), strict=True):
+        with gauge:
+            lane_view.gauge(lane, window=config.context_window, sample=sample, price=price)
+
+
+if session.pending_lanes():
+    # drawn once every lane has answered: building figures now would only compete with the
+    # lanes' threads for the interpreter
+    st.caption("Comparison charts and context gauges update when every lane has answered.")
+else:
+    stakeholder_view()

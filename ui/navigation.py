@@ -1,0 +1,37 @@
+"""The app's pages, titled, in order: `app.py` runs `run()`.
+
+The main page is named for what it does. No Material icons: they are fetched online. A page
+whose file is missing (a branch without it) is left out rather than crashing the app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN_PAGE = "pages/0_Compare_strategies.py"
+
+# (file relative to app.py, title, URL path); the first is the default page
+PAGES: tuple[tuple[str, str, str], ...] = (
+    (MAIN_PAGE, "Compare strategies", "compare"),
+    ("pages/1_Fact_survival.py", "Fact survival", "Fact_survival"),
+    ("pages/2_Token_growth.py", "Token growth", "Token_growth"),
+    ("pages/3_Sessions.py", "Sessions", "Sessions"),
+    ("pages/4_Long_recall.py", "Long recall", "Long_recall"),
+)
+
+
+def pages() -> list[st.Page]:
+    """The pages whose files exist, in order."""
+    return [
+        st.Page(path, title=title, url_path=url, default=path == MAIN_PAGE)
+        for path, title, url in PAGES
+        if (ROOT / path).is_file()
+    ]
+
+
+def run() -> None:
+    """Draw the navigation and run the chosen page."""
+    st.navigation(pages()).run()
