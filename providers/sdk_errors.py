@@ -191,87 +191,71 @@ def _from_status(
     env = settings.needed_key_env
     fix_key = f"set {env} to a valid key" if env else "enter a valid API key for this endpoint"
 
+    def made(cls: type[ProviderError], message: str, **extra: Any) -> ProviderError:
+        return cls(message, **{"status": status, "detail": detail, "provider": kind, **extra})
+
     if status == 401 or err_type == "authentication_error":
-        return AuthError(
+        return made(
+            AuthError,
             f"{label} refused the API key (HTTP 401): {fix_key}",
             env_var=env,
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status == 403 or err_type == "permission_error":
-        return AuthError(
+        return made(
+            AuthError,
             f"the API key has no access to {settings.model!r} on {label} (HTTP 403): "
             f"use a key with access, or another model ({fix_key})",
             env_var=env,
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status == 402 or code == "insufficient_quota" or err_type == "billing_error":
-        return QuotaExceeded(
+        return made(
+            QuotaExceeded,
             f"the account's quota or credit on {label} is used up: check billing "
             "(waiting will not help)",
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status == 404 or err_type == "not_found_error" or code == "model_not_found":
-        return ModelNotFound(
+        return made(
+            ModelNotFound,
             f"model {settings.model!r} was not found at {url}: check the model name "
             "(for Ollama, `ollama pull` it first) and that the base URL is the API root "
             "(usually ending in /v1)",
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status == 408:
-        return Timeout(
+        return made(
+            Timeout,
             f"{label} timed out handling the request (HTTP 408): try again, or raise the timeout",
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status == 429 or err_type == "rate_limit_error":
-        return RateLimited(
+        return made(
+            RateLimited,
             f"{label} is rate-limiting requests (HTTP 429) and retries did not clear it: "
             "wait a minute, run fewer lanes at once, or raise your rate limit",
             retry_after=_retry_after(exc),
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status in (400, 413, 422) or err_type == "invalid_request_error":
         if _is_context(fields, text):
             return context_error(fields, text, settings, status, detail)
-        return BadRequest(
+        return made(
+            BadRequest,
             f"{label} rejected the request (HTTP {status}): {detail or 'no reason given'}",
-            status=status,
-            detail=detail,
-            provider=kind,
         )
     if status == 529 or err_type == "overloaded_error":
-        return ServerError(
+        return made(
+            ServerError,
             f"{label} is overloaded (HTTP 529): try again in a moment",
             status=529,
-            detail=detail,
-            provider=kind,
         )
     if status >= 500 or err_type in ("api_error", "server_error"):
         if _is_context(fields, text):  # llama.cpp reports a full KV cache as HTTP 500
             return context_error(fields, text, settings, status, detail)
-        return ServerError(
+        return made(
+            ServerError,
             f"{label} had an internal error (HTTP {status}): try again; if it persists, "
             "check the provider's status page or the server's log",
-            status=status,
-            detail=detail,
-            provider=kind,
         )
-    return BadRequest(
+    return made(
+        BadRequest,
         f"{label} answered HTTP {status}: {detail or 'no reason given'}",
-        status=status,
-        detail=detail,
-        provider=kind,
     )
 
 
