@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from engines.simulator import SimRow, Simulation
-from present.style import color, font, right_axis, styled
+from present.style import color, projector, right_axis
 
 SEED_BAR = "#9370DB"  # the seed's colours
 SEED_LINE = "#d64541"
@@ -20,13 +20,11 @@ BARS_UP_TO = 40  # more turns than this: per-turn prompts are drawn as lines, no
 
 
 def _layout(fig: go.Figure, title: str, height: int, turns: int, log_scale: bool) -> go.Figure:
-    styled(
+    projector(
         fig,
         title=title,
-        title_size=22,
         height=height,
-        text=font(17),
-        margin={"l": 20, "r": 20, "t": 70, "b": 20},
+        top=70,
         hovermode="x unified",
         barmode="group",
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0, "font": {"size": 16}},

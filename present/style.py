@@ -59,3 +59,11 @@ def right_axis(title: str, **extra: Any) -> dict[str, Any]:
         "showgrid": False,
         **extra,
     }
+
+
+def projector(fig: go.Figure, *, title: str, height: int, top: int, **layout: Any) -> go.Figure:
+    """The survival lab's and the simulator's large style: 22-pt titles, 17-pt text."""
+    margin = {"l": 20, "r": 20, "t": top, "b": 20}
+    return styled(
+        fig, title=title, title_size=22, height=height, text=font(17), margin=margin, **layout
+    )

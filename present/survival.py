@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engines.survival import LEAK_FLAG, SurvivalResult
-from present.style import color, font, styled
+from present.style import color, projector
 from present.text import table as text_grid
 
 # lost (orange) -> half (light) -> kept (blue)
@@ -54,14 +54,7 @@ def _titled(title: str, result: SurvivalResult) -> str:
 
 
 def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
-    styled(
-        fig,
-        title=title,
-        title_size=22,
-        height=height,
-        text=font(17),
-        margin={"l": 20, "r": 20, "t": 96, "b": 20},
-    )
+    projector(fig, title=title, height=height, top=96)
     # plotly does not make room for long tick labels unless asked: strategy names are long
     fig.update_xaxes(automargin=True, title_standoff=12)
     fig.update_yaxes(automargin=True, title_standoff=12)

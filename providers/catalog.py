@@ -9,7 +9,7 @@ where the serving software imposes a smaller one by default (noted per preset).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -152,118 +152,105 @@ def _embedded_preset() -> Preset:
     )
 
 
+LOCAL_TIMEOUT = 300.0  # local models can be slow to load and to read a long prompt
+
+
+def _hosted(
+    name: str, label: str, kind: Kind, key_env: str, description: str, *models: ModelInfo
+) -> Preset:
+    """A hosted API: its SDK's own endpoint (or `base_url` in `kind`'s format) and its key."""
+    return Preset(name, label, kind, description, key_env=key_env, models=models)
+
+
+def _local(name: str, label: str, base_url: str, description: str, *models: ModelInfo) -> Preset:
+    """An OpenAI-compatible server on this machine: no key needed, URL editable, patient."""
+    return Preset(
+        name,
+        label,
+        "openai_compatible",
+        description,
+        base_url=base_url,
+        models=models,
+        url_editable=True,
+        timeout=LOCAL_TIMEOUT,
+    )
+
+
+_OLLAMA_CTX = "Ollama's default num_ctx"
+
 _PRESETS: tuple[Preset, ...] = (
     _embedded_preset(),
-    Preset(
-        name="openai",
-        label="OpenAI",
-        kind="openai",
-        description="OpenAI chat completions; needs OPENAI_API_KEY.",
-        key_env="OPENAI_API_KEY",
-        models=(
-            ModelInfo("gpt-4.1-nano", 1_047_576, 0.10, 0.40, cached_input_per_m=0.025),
-            ModelInfo("gpt-4o-mini", 128_000, 0.15, 0.60, cached_input_per_m=0.075),
-            ModelInfo("gpt-4.1-mini", 1_047_576, 0.40, 1.60, cached_input_per_m=0.10),
-            ModelInfo("gpt-4.1", 1_047_576, 2.00, 8.00, cached_input_per_m=0.50),
-            ModelInfo("o4-mini", 200_000, 1.10, 4.40, "reasoning: no temperature", 0.275),
-            ModelInfo("gpt-5-mini", 400_000, 0.25, 2.00, "reasoning: no temperature", 0.025),
-            ModelInfo("gpt-4o", 128_000, 2.50, 10.00, cached_input_per_m=1.25),
-        ),
+    _hosted(
+        "openai",
+        "OpenAI",
+        "openai",
+        "OPENAI_API_KEY",
+        "OpenAI chat completions; needs OPENAI_API_KEY.",
+        ModelInfo("gpt-4.1-nano", 1_047_576, 0.10, 0.40, cached_input_per_m=0.025),
+        ModelInfo("gpt-4o-mini", 128_000, 0.15, 0.60, cached_input_per_m=0.075),
+        ModelInfo("gpt-4.1-mini", 1_047_576, 0.40, 1.60, cached_input_per_m=0.10),
+        ModelInfo("gpt-4.1", 1_047_576, 2.00, 8.00, cached_input_per_m=0.50),
+        ModelInfo("o4-mini", 200_000, 1.10, 4.40, "reasoning: no temperature", 0.275),
+        ModelInfo("gpt-5-mini", 400_000, 0.25, 2.00, "reasoning: no temperature", 0.025),
+        ModelInfo("gpt-4o", 128_000, 2.50, 10.00, cached_input_per_m=1.25),
     ),
-    Preset(
-        name="anthropic",
-        label="Anthropic",
-        kind="anthropic",
-        description="Anthropic messages API; needs ANTHROPIC_API_KEY. Temperature is not sent.",
-        key_env="ANTHROPIC_API_KEY",
-        models=(
-            ModelInfo(
-                "claude-haiku-4-5",
-                200_000,
-                1.00,
-                5.00,
-                cached_input_per_m=0.10,
-                cache_write_per_m=1.25,
-            ),
-            ModelInfo(
-                "claude-sonnet-4-5",
-                200_000,
-                3.00,
-                15.00,
-                cached_input_per_m=0.30,
-                cache_write_per_m=3.75,
-            ),
-            ModelInfo(
-                "claude-opus-4-5",
-                200_000,
-                5.00,
-                25.00,
-                cached_input_per_m=0.50,
-                cache_write_per_m=6.25,
-            ),
-        ),
+    _hosted(
+        "anthropic",
+        "Anthropic",
+        "anthropic",
+        "ANTHROPIC_API_KEY",
+        "Anthropic messages API; needs ANTHROPIC_API_KEY. Temperature is not sent.",
+        ModelInfo("claude-haiku-4-5", 200_000, 1.00, 5.00, "", 0.10, 1.25),
+        ModelInfo("claude-sonnet-4-5", 200_000, 3.00, 15.00, "", 0.30, 3.75),
+        ModelInfo("claude-opus-4-5", 200_000, 5.00, 25.00, "", 0.50, 6.25),
     ),
-    Preset(
-        name="groq",
-        label="Groq",
-        kind="openai_compatible",
-        description="Groq's OpenAI-compatible API; needs GROQ_API_KEY.",
-        base_url="https://api.groq.com/openai/v1",
-        key_env="GROQ_API_KEY",
-        models=(
+    replace(
+        _hosted(
+            "groq",
+            "Groq",
+            "openai_compatible",
+            "GROQ_API_KEY",
+            "Groq's OpenAI-compatible API; needs GROQ_API_KEY.",
             ModelInfo("llama-3.1-8b-instant", 131_072, 0.05, 0.08),
             ModelInfo("llama-3.3-70b-versatile", 131_072, 0.59, 0.79),
             ModelInfo("openai/gpt-oss-20b", 131_072, 0.10, 0.50),
             ModelInfo("openai/gpt-oss-120b", 131_072, 0.15, 0.75),
         ),
+        base_url="https://api.groq.com/openai/v1",
     ),
-    Preset(
-        name="ollama",
-        label="Ollama (local)",
-        kind="openai_compatible",
-        timeout=300.0,  # local models can be slow to load and to read a long prompt
-        description=(
-            "Ollama on this machine; no key. Ollama serves a 4,096-token context unless "
-            "num_ctx is raised, whatever the model supports."
+    _local(
+        "ollama",
+        "Ollama (local)",
+        "http://127.0.0.1:11434/v1",
+        "Ollama on this machine; no key. Ollama serves a 4,096-token context unless "
+        "num_ctx is raised, whatever the model supports.",
+        ModelInfo("llama3.2:3b", 4_096, 0.0, 0.0, note=_OLLAMA_CTX),
+        ModelInfo("qwen2.5:7b", 4_096, 0.0, 0.0, note=_OLLAMA_CTX),
+        ModelInfo("gemma3:4b", 4_096, 0.0, 0.0, note=_OLLAMA_CTX),
+    ),
+    _local(
+        "vllm",
+        "vLLM (local)",
+        "http://127.0.0.1:8000/v1",
+        "A vLLM server on this machine; no key. Name the model it serves.",
+        ModelInfo("Qwen/Qwen2.5-1.5B-Instruct", 32_768, 0.0, 0.0),
+        ModelInfo("meta-llama/Llama-3.1-8B-Instruct", 131_072, 0.0, 0.0),
+    ),
+    _local(
+        "lmstudio",
+        "LM Studio (local)",
+        "http://127.0.0.1:1234/v1",
+        "LM Studio's local server; no key. Name the model loaded in LM Studio.",
+        ModelInfo("qwen2.5-7b-instruct", 4_096, 0.0, 0.0, note="LM Studio default"),
+    ),
+    replace(
+        _local(
+            "custom",
+            "Custom URL",
+            "http://127.0.0.1:8080/v1",
+            "Any OpenAI-compatible endpoint: give its base URL (…/v1), model and key.",
         ),
-        base_url="http://127.0.0.1:11434/v1",
-        url_editable=True,
-        models=(
-            ModelInfo("llama3.2:3b", 4_096, 0.0, 0.0, note="Ollama's default num_ctx"),
-            ModelInfo("qwen2.5:7b", 4_096, 0.0, 0.0, note="Ollama's default num_ctx"),
-            ModelInfo("gemma3:4b", 4_096, 0.0, 0.0, note="Ollama's default num_ctx"),
-        ),
-    ),
-    Preset(
-        name="vllm",
-        label="vLLM (local)",
-        kind="openai_compatible",
-        timeout=300.0,  # local models can be slow to load and to read a long prompt
-        description="A vLLM server on this machine; no key. Name the model it serves.",
-        base_url="http://127.0.0.1:8000/v1",
-        url_editable=True,
-        models=(
-            ModelInfo("Qwen/Qwen2.5-1.5B-Instruct", 32_768, 0.0, 0.0),
-            ModelInfo("meta-llama/Llama-3.1-8B-Instruct", 131_072, 0.0, 0.0),
-        ),
-    ),
-    Preset(
-        name="lmstudio",
-        label="LM Studio (local)",
-        kind="openai_compatible",
-        timeout=300.0,  # local models can be slow to load and to read a long prompt
-        description="LM Studio's local server; no key. Name the model loaded in LM Studio.",
-        base_url="http://127.0.0.1:1234/v1",
-        url_editable=True,
-        models=(ModelInfo("qwen2.5-7b-instruct", 4_096, 0.0, 0.0, note="LM Studio default"),),
-    ),
-    Preset(
-        name="custom",
-        label="Custom URL",
-        kind="openai_compatible",
-        description="Any OpenAI-compatible endpoint: give its base URL (…/v1), model and key.",
-        base_url="http://127.0.0.1:8080/v1",
-        url_editable=True,
+        timeout=60.0,
     ),
 )
 

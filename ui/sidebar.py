@@ -153,15 +153,10 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         placeholder="same as the conversation",
         help="A cheaper model of the same provider for upkeep calls (seed 004's advice).",
     )
+    # in ProviderChoice's field order: preset, model, base_url, api_key, temperature,
+    # max_tokens, maintenance_model, prompt_cache
     return ProviderChoice(
-        preset=preset_name,
-        model=model,
-        base_url=base_url,
-        api_key=key,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        maintenance_model=maint or None,
-        prompt_cache=prompt_cache,
+        preset_name, model, base_url, key, temperature, max_tokens, maint or None, prompt_cache
     )
 
 
