@@ -23,12 +23,16 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def listed() -> list[tuple[str, str, str]]:
+    """The entries of PAGES whose files exist, in order."""
+    return [entry for entry in PAGES if (ROOT / entry[0]).is_file()]
+
+
 def pages() -> list[st.Page]:
-    """The pages whose files exist, in order."""
+    """The pages whose files exist, in order, titled; none with an icon."""
     return [
         st.Page(path, title=title, url_path=url, default=path == MAIN_PAGE)
-        for path, title, url in PAGES
-        if (ROOT / path).is_file()
+        for path, title, url in listed()
     ]
 
 
