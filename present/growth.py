@@ -56,12 +56,8 @@ def seed_chart(rows: Sequence[SimRow], *, title: str | None = None, height: int 
     """Seed 000's chart for one strategy: prompt per turn (bars), all prompts so far (line)."""
     turns = [r.turn for r in rows]
     fig = go.Figure()
-    fig.add_bar(
-        x=turns,
-        y=[r.prompt_tokens for r in rows],
-        name="Prompt sent on this turn",
-        marker_color=SEED_BAR,
-    )
+    prompts = [r.prompt_tokens for r in rows]
+    fig.add_bar(x=turns, y=prompts, name="Prompt sent on this turn", marker_color=SEED_BAR)
     fig.add_scatter(
         x=turns,
         y=[r.sent_so_far for r in rows],
