@@ -14,7 +14,7 @@ from engines.recall import RecallRow, Setting, default_settings, full_tokens, ru
 from engines.transcripts import TranscriptError
 from engines.transcripts import parse as parse_transcript
 from memory.errors import MemoryLabError
-from memory.registry import spec
+from memory.registry import REGISTRY, spec
 from memory.tokens import TokenCounter
 from present.recall import frontier_chart, table_rows
 from scenarios.longmem import (
@@ -53,6 +53,8 @@ are kept as their own kind). With a separate transcript, turns are numbered the 
 def all_settings() -> dict[str, Setting]:
     settings = default_settings()
     settings.append(Setting("retrieval", spec("retrieval").defaults()))
+    have = {s.name for s in settings}
+    settings += [Setting(name) for name in REGISTRY if name not in have]  # any added later
     return {s.label: s for s in settings}
 
 

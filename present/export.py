@@ -29,7 +29,6 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from lanes.lane import LaneTurn
 from present.anatomy import anatomy_html
 from present.lanes import (
     LANE_LEGEND,
@@ -46,7 +45,6 @@ from storage.store import (
     SavedSession,
     env_secrets,
     is_interrupted,
-    prompt_tokens,
     scrub_text,
     total_tokens,
 )
@@ -102,17 +100,6 @@ def price_of(saved: SavedSession) -> Price | None:
     return None
 
 
-def cost_of(record: LaneTurn, price: Price | None) -> float | None:
-    """A lane turn's cost in USD: prompt and upkeep input, reply and upkeep output."""
-    if price is None:
-        return None
-    upkeep_in = sum(m["input"] for m in record.maintenance)
-    upkeep_out = sum(m["output"] for m in record.maintenance)
-    tokens_in = prompt_tokens(record) + upkeep_in
-    tokens_out = (record.billed_output or 0) + upkeep_out
-    return price.cost(tokens_in, tokens_out)
-
-
 @dataclass(frozen=True)
 class LaneSummary:
     """One strategy's totals over the session."""
@@ -146,7 +133,7 @@ def lane_summaries(saved: SavedSession, price: Price | None = None) -> list[Lane
         drawn = charted(real)
         billed = [r.billed_input for r in real if r.billed_input is not None]
         completions = [r.billed_output for r in real if r.billed_output is not None]
-        costs = [cost_of(r, price) for r in real]
+        costs = [r.cost(price) for r in real]
         out.append(
             LaneSummary(
                 lane=name,
@@ -181,7 +168,7 @@ def turn_rows(saved: SavedSession, price: Price | None = None) -> list[dict[str,
         for name in saved.strategies:
             r = saved.records[name][turn - 1]
             acc: Any = r.account or {}
-            cost = cost_of(r, price) if not is_interrupted(r) else None
+            cost = r.cost(price) if not is_interrupted(r) else None
             rows.append(
                 {
                     "session_id": saved.id,

@@ -9,7 +9,6 @@ from typing import Any
 import streamlit as st
 
 from lanes.lane import ERROR, INCOMPLETE, OVERFLOW, Lane, LaneTurn
-from present.export import cost_of
 from present.lanes import LANE_LEGEND, lane_figure
 from providers.catalog import Price
 from ui.safe import plain
@@ -102,7 +101,7 @@ def figures(lane: Lane, record: LaneTurn, *, price: Price | None, window: int | 
         ("upkeep", f"{len(record.maintenance)} · {record.maintenance_tokens:,}"),
         ("messages", f"{record.n_messages}"),
     ]
-    cost = cost_of(record, price)
+    cost = record.cost(price)
     if cost is not None:
         rows.append(("cost", f"${cost:.5f}" if cost else "free"))
     if record.latency_s is not None:
@@ -194,7 +193,7 @@ def gauge(lane: Lane, *, window: int | None, sample: str, price: Price | None) -
         cost = f" · ≈${price.cost(nxt, 0):.5f}" if price and price.input_per_m else ""
         st.caption(f"next turn ≈ {nxt:,} prompt tokens{cost}")
     if price is not None and (price.input_per_m or price.output_per_m) and lane.turns:
-        spent = sum(cost_of(r, price) or 0.0 for r in lane.turns)
+        spent = sum(r.cost(price) or 0.0 for r in lane.turns)
         st.caption(f"conversation so far ≈ ${spent:.4f}")
     elif price is not None and lane.turns:
         st.caption("local model: no cost per token")

@@ -74,11 +74,13 @@ def test_the_main_page_offers_draws_and_colours_it(throwaway, fake_transport):
     assert colours["Throwaway memory"] == COLOR
 
 
-def test_the_survival_and_growth_pages_offer_it_with_its_label(throwaway):
+def test_the_survival_growth_and_recall_pages_offer_it(throwaway):
     survival = page("pages/1_Fact_survival.py")
     assert "throwaway (depth=4)" in survival.button_group(key="strategy-pills").options
     growth = page("pages/2_Token_growth.py")
     assert "throwaway (depth=4)" in growth.button_group(key="growth-strategies").options
+    recall = page("pages/4_Long_recall.py")
+    assert "throwaway" in recall.multiselect[0].options
 
 
 def test_the_sessions_page_offers_it_for_a_replay(throwaway):
