@@ -13,20 +13,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from providers.errors import (
-    AuthError,
-    BadRequest,
-    ContextLengthExceeded,
-    ModelNotFound,
-    ProviderError,
-    QuotaExceeded,
-    RateLimited,
-    ServerError,
-    StreamInterrupted,
-    Timeout,
-    Unavailable,
-    short_detail,
-)
+from providers import errors
+from providers.errors import short_detail
 from providers.redaction import safe_url
 from providers.settings import ProviderSettings
 
@@ -141,7 +129,7 @@ def context_error(
     settings: ProviderSettings,
     status: int | None,
     detail: str | None,
-) -> ContextLengthExceeded:
+) -> errors.ContextLengthExceeded:
     """A ContextLengthExceeded with whatever counts the server gave."""
     prompt = _int(fields.get("n_prompt_tokens")) or _first(_PROMPT_PATTERNS, text)
     window = _int(fields.get("n_ctx")) or _first(_WINDOW_PATTERNS, text)
@@ -153,7 +141,7 @@ def context_error(
     if window is not None:
         counts.append(f"a context window of {window:,}")
     measured = f" ({' vs '.join(counts)})" if counts else ""
-    return ContextLengthExceeded(
+    return errors.ContextLengthExceeded(
         f"the conversation is too long for {settings.model!r}{measured}: choose a memory "
         "strategy that keeps less history, lower max_tokens, or use a model with a larger "
         "context window",
@@ -181,7 +169,7 @@ def _from_status(
     settings: ProviderSettings,
     url: str,
     key: str | None,
-) -> ProviderError:
+) -> errors.ProviderError:
     text = str(fields.get("message") or "")
     detail = short_detail(text, (key,))
     label = _label(settings)
@@ -191,43 +179,43 @@ def _from_status(
     env = settings.needed_key_env
     fix_key = f"set {env} to a valid key" if env else "enter a valid API key for this endpoint"
 
-    def made(cls: type[ProviderError], message: str, **extra: Any) -> ProviderError:
+    def made(cls: type[errors.ProviderError], message: str, **extra: Any) -> errors.ProviderError:
         return cls(message, **{"status": status, "detail": detail, "provider": kind, **extra})
 
     if status == 401 or err_type == "authentication_error":
         return made(
-            AuthError,
+            errors.AuthError,
             f"{label} refused the API key (HTTP 401): {fix_key}",
             env_var=env,
         )
     if status == 403 or err_type == "permission_error":
         return made(
-            AuthError,
+            errors.AuthError,
             f"the API key has no access to {settings.model!r} on {label} (HTTP 403): "
             f"use a key with access, or another model ({fix_key})",
             env_var=env,
         )
     if status == 402 or code == "insufficient_quota" or err_type == "billing_error":
         return made(
-            QuotaExceeded,
+            errors.QuotaExceeded,
             f"the account's quota or credit on {label} is used up: check billing "
             "(waiting will not help)",
         )
     if status == 404 or err_type == "not_found_error" or code == "model_not_found":
         return made(
-            ModelNotFound,
+            errors.ModelNotFound,
             f"model {settings.model!r} was not found at {url}: check the model name "
             "(for Ollama, `ollama pull` it first) and that the base URL is the API root "
             "(usually ending in /v1)",
         )
     if status == 408:
         return made(
-            Timeout,
+            errors.Timeout,
             f"{label} timed out handling the request (HTTP 408): try again, or raise the timeout",
         )
     if status == 429 or err_type == "rate_limit_error":
         return made(
-            RateLimited,
+            errors.RateLimited,
             f"{label} is rate-limiting requests (HTTP 429) and retries did not clear it: "
             "wait a minute, run fewer lanes at once, or raise your rate limit",
             retry_after=_retry_after(exc),
@@ -236,12 +224,12 @@ def _from_status(
         if _is_context(fields, text):
             return context_error(fields, text, settings, status, detail)
         return made(
-            BadRequest,
+            errors.BadRequest,
             f"{label} rejected the request (HTTP {status}): {detail or 'no reason given'}",
         )
     if status == 529 or err_type == "overloaded_error":
         return made(
-            ServerError,
+            errors.ServerError,
             f"{label} is overloaded (HTTP 529): try again in a moment",
             status=529,
         )
@@ -249,12 +237,12 @@ def _from_status(
         if _is_context(fields, text):  # llama.cpp reports a full KV cache as HTTP 500
             return context_error(fields, text, settings, status, detail)
         return made(
-            ServerError,
+            errors.ServerError,
             f"{label} had an internal error (HTTP {status}): try again; if it persists, "
             "check the provider's status page or the server's log",
         )
     return made(
-        BadRequest,
+        errors.BadRequest,
         f"{label} answered HTTP {status}: {detail or 'no reason given'}",
     )
 
@@ -272,9 +260,9 @@ def map_error(
     url: str | None,
     key: str | None = None,
     phase: Phase = "request",
-) -> ProviderError:
+) -> errors.ProviderError:
     """The ProviderError for an exception raised while calling (or streaming from) a model."""
-    if isinstance(exc, ProviderError):
+    if isinstance(exc, errors.ProviderError):
         return exc
     url = safe_url(url)  # a URL with user:password@ or ?key= is never shown
     where = url or "the provider's default URL"
@@ -282,12 +270,12 @@ def map_error(
     kind = settings.kind
     if isinstance(exc, _sdk_classes("APITimeoutError")) or "timeout" in type(exc).__name__.lower():
         if phase == "stream":
-            return Timeout(
+            return errors.Timeout(
                 f"{label} stopped sending for more than {settings.timeout:g} s mid-reply: "
                 "the partial text is kept; try again or raise the timeout",
                 provider=kind,
             )
-        return Timeout(
+        return errors.Timeout(
             f"no answer from {where} within {settings.timeout:g} s: the server may be busy "
             "or the model slow; try again or raise the timeout",
             provider=kind,
@@ -306,7 +294,7 @@ def map_error(
         return _from_status(status, fields, exc, settings, where, key)
     if isinstance(exc, _sdk_classes("APIConnectionError")) or _is_transport(exc):
         if phase == "stream":
-            return StreamInterrupted(
+            return errors.StreamInterrupted(
                 f"the connection to {where} broke mid-reply: the partial text is kept; "
                 "send the message again",
                 provider=kind,
@@ -316,7 +304,7 @@ def map_error(
             if kind == "embedded"
             else "is the server running and the URL right?"
         )
-        return Unavailable(
+        return errors.Unavailable(
             f"could not connect to {where} (connection refused or host unreachable): {hint}",
             url=url,
             provider=kind,
@@ -326,7 +314,7 @@ def map_error(
     ):  # an SDK error with a body but no status (error in a stream)
         fields = error_fields(getattr(exc, "body", None))
         return _from_status(500, fields, exc, settings, where, key)
-    return ProviderError(
+    return errors.ProviderError(
         f"calling {label} failed unexpectedly ({type(exc).__name__}): "
         f"{short_detail(str(exc), (key,)) or 'no details'}",
         provider=kind,
