@@ -12,7 +12,7 @@ import streamlit as st
 from lanes.session import Session
 from present.lanes import comparison_figure, cumulative_figure
 from scenarios import fincoach
-from ui import lane_view, presentation
+from ui import anatomy_view, lane_view, presentation
 from ui.app_state import AppConfig
 from ui.persistence import new_session
 from ui.safe import plain
@@ -154,6 +154,7 @@ def stakeholder_view() -> None:
             "Send a message below, or press **Play the FinCoach demo**: every lane answers the "
             "same message with its own memory, and the charts here compare what each one sent."
         )
+    anatomy_view.section(session)
     st.subheader("Context window")
     sample = session.user_turns[-1] if session.user_turns else "What should I do next?"
     gauges = st.columns(len(session.lanes), gap="small")

@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 from lanes.lane import LaneTurn
 from present.style import color, font, right_axis, styled
 
+FONT = font(15, "#1f2937")  # the main page's charts (anatomy uses it too)
+
 
 def _layout(fig: go.Figure, *, title: str, height: int) -> go.Figure:
     styled(
@@ -19,7 +21,7 @@ def _layout(fig: go.Figure, *, title: str, height: int) -> go.Figure:
         title=title,
         title_size=18,
         height=height,
-        text=font(15, "#1f2937"),
+        text=FONT,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         hovermode="x unified",
         legend={"orientation": "h", "y": -0.25, "x": 0},

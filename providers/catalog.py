@@ -28,6 +28,8 @@ class Price:
     input_per_m: float
     output_per_m: float
     note: str = ""
+    cached_input_per_m: float | None = None  # prompt-cache reads, where the provider lists them
+    cache_write_per_m: float | None = None  # prompt-cache writes (Anthropic)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """USD for this many input and output tokens."""
@@ -52,7 +54,13 @@ class ModelInfo:
         """This model's Price, or None when the catalog does not price it."""
         if self.input_per_m is None or self.output_per_m is None:
             return None
-        return Price(self.name, self.input_per_m, self.output_per_m)
+        return Price(
+            self.name,
+            self.input_per_m,
+            self.output_per_m,
+            cached_input_per_m=self.cached_input_per_m,
+            cache_write_per_m=self.cache_write_per_m,
+        )
 
     def cost(self, usage: Usage | None) -> float | None:
         """What a call with this usage cost in USD, or None when prices or counts are unknown.
@@ -289,9 +297,7 @@ def prices() -> list[Price]:
             if info.price is None:
                 continue
             name = info.name if p.kind != "openai_compatible" else f"{info.name} ({p.label})"
-            found.setdefault(
-                name, Price(name, info.price.input_per_m, info.price.output_per_m, p.label)
-            )
+            found.setdefault(name, replace(info.price, model=name, note=p.label))
     return list(found.values())
 
 
@@ -316,7 +322,7 @@ def settings_for(
         "max_tokens": choice.max_tokens,
         "temperature": choice.temperature,  # bodies.py leaves it out where it is refused
     }
-    if chosen.kind == "embedded":
+    if chosen.kind in ("embedded", "anthropic"):  # llama.cpp's cache, Anthropic's prompt cache
         overrides["prompt_cache"] = choice.prompt_cache
     if choice.base_url and chosen.url_editable:
         overrides["base_url"] = choice.base_url

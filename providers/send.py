@@ -57,6 +57,11 @@ class Reply:
         """True when the model finished and nothing went wrong."""
         return self.complete and self.error is None
 
+    @property
+    def error_message(self) -> str | None:
+        """The error as one line for display ("RateLimited: …"), or None."""
+        return f"{self.error.kind}: {self.error}" if self.error else None
+
     def public_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data for saving or exporting (holds no key: bodies never do)."""
         usage = None

@@ -20,6 +20,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/2_Token_growth.py", "Token growth", "Token_growth"),
     ("pages/3_Sessions.py", "Sessions", "Sessions"),
     ("pages/4_Long_recall.py", "Long recall", "Long_recall"),
+    ("pages/5_Sweeps.py", "Sweeps", "Sweeps"),
 )
 
 

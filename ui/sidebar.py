@@ -140,12 +140,13 @@ def provider_form(config: AppConfig) -> ProviderChoice:
     )
     max_tokens = int(st.number_input("Max reply tokens", 16, 4096, int(choice.max_tokens), 16))
     prompt_cache = choice.prompt_cache
-    if preset.kind == "embedded":
+    if preset.kind in ("embedded", "anthropic"):
         prompt_cache = st.checkbox(
             "Reuse cached prompts",
             value=choice.prompt_cache,
-            help="Much faster once the conversation is long. At temperature 0 the replies are "
-            "then not bit-for-bit reproducible (the Fact survival page turns it off).",
+            help="Embedded model: much faster once the conversation is long; at temperature 0 the "
+            "replies are then not bit-for-bit reproducible (the Fact survival page turns it off). "
+            "Anthropic: cache breakpoints are sent; cached input is shown apart and costs less.",
         )
     maint = st.text_input(
         "Maintenance model (summaries, extraction)",

@@ -137,7 +137,7 @@ def test_a_custom_endpoint_sends_the_key_typed_for_it():
 
 def test_prices_come_from_the_catalog_once():
     table = {p.model: p for p in prices()}
-    assert table["gpt-4o-mini"] == Price("gpt-4o-mini", 0.15, 0.60, "OpenAI")
+    assert table["gpt-4o-mini"] == Price("gpt-4o-mini", 0.15, 0.60, "OpenAI", 0.075)
     assert table["llama-3.1-8b-instant (Groq)"].input_per_m == 0.05
     assert preset("openai").model("gpt-4.1").price.cost(1_000_000, 1_000_000) == 10.0
     assert preset("custom").models == () and preset("openai").model("nope") is None
