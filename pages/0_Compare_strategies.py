@@ -12,7 +12,7 @@ import streamlit as st
 from lanes.session import Session
 from present.lanes import comparison_figure, cumulative_figure
 from scenarios import fincoach
-from ui import anatomy_view, lane_view, presentation
+from ui import anatomy_view, demo_controls, lane_view, presentation
 from ui.app_state import AppConfig
 from ui.persistence import new_session
 from ui.safe import plain
@@ -62,6 +62,9 @@ with top_right:
     if b2.button("New conversation", width="stretch"):
         st.session_state.session = session = new_session(config)
         st.session_state.demo_queue = []
+    demo_controls.recorded_button(config, disabled=bool(session.pending_lanes()))
+    demo_controls.stop_button(session)
+demo_controls.recorded_label(session)
 
 notice = st.session_state.notice
 if notice:
@@ -106,9 +109,10 @@ def lane_column(name: str) -> None:
     latest = lane.turns[-1] if lane.turns else None
     lane_view.conversation(lane, upto=turn if (pending or latest) else turn + 1)
     if pending and session.claim(name):
-        append = lane_view.reply_box("")
+        append, on_reply = demo_controls.live_reply()
+        demo_controls.lane_stop_button(session, name)
         try:
-            latest = session.run_lane(name, turn, append)
+            latest = session.run_lane(name, turn, append, on_reply=on_reply)
         finally:
             session.release(name)
         if session.finish_turn_once(turn):
@@ -119,9 +123,11 @@ def lane_column(name: str) -> None:
     else:
         lane_view.reply_box(latest.reply if latest and latest.turn == turn else "")
     if latest is None or latest.turn != turn:
-        lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
+        if lane.turns:  # before the first turn: no empty axes
+            lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
         return
-    lane_view.status_line(latest)
+    if not demo_controls.cancelled_line(latest):
+        lane_view.status_line(latest)
     if lane.can_retry(turn) and st.button("Retry this lane", key=f"retry-{name}-{turn}"):
         session.retry(name)
         st.rerun()

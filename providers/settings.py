@@ -172,9 +172,10 @@ class ProviderChoice:
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     temperature: float = 0.0
-    max_tokens: int = 200
+    max_tokens: int = 80  # seed 000's replies are about 80 tokens: a demo turn stays short
     maintenance_model: str | None = None  # None: the conversation's model
     prompt_cache: bool = True  # embedded model only: fast long conversations
+    short_upkeep: bool = True  # upkeep calls capped by the session's limits, not by max_tokens
 
     def as_saved(self) -> dict[str, Any]:
         """Plain data for saving with a session: every field but the key."""
@@ -189,7 +190,8 @@ class ProviderChoice:
             base_url=data.get("base_url"),
             api_key=api_key,
             temperature=float(data.get("temperature") or 0.0),
-            max_tokens=int(data.get("max_tokens") or 200),
+            max_tokens=int(data.get("max_tokens") or 80),
             maintenance_model=data.get("maintenance_model"),
             prompt_cache=bool(data.get("prompt_cache", True)),
+            short_upkeep=bool(data.get("short_upkeep", True)),
         )

@@ -16,6 +16,7 @@ from engines import transcripts
 from lanes.lane import CANCELLED, LaneTurn
 from lanes.session import Session
 from ui.app_state import AppConfig, settings_for
+from ui.safe import plain
 
 RECORDED_DEMO = Path(__file__).resolve().parent.parent / "scenarios" / "fincoach_recorded.json"
 REDRAW_EVERY_S = 0.25  # per lane: six lanes redrawing each token would compete with generation
@@ -56,10 +57,10 @@ def live_reply() -> tuple[Callable[[str], None], Callable[[str], None]]:
 
     def on_delta(delta: str) -> None:
         if paced.add(delta):
-            slot.markdown(paced.text + " ▌")
+            slot.markdown(plain(paced.text) + " ▌")
 
     def on_reply(text: str) -> None:
-        slot.markdown(text + "\n\n:gray[*upkeep (summary / facts) running…*]")
+        slot.markdown(plain(text) + "\n\n:gray[*upkeep (summary / facts) running…*]")
 
     return on_delta, on_reply
 

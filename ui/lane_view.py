@@ -38,8 +38,7 @@ def header(lane: Lane) -> None:
     # one height for every lane's header, so descriptions of any length keep the boxes in line
     with st.container(height=HEADER_HEIGHT, border=False):
         st.markdown(f"#### {lane.title}")
-        st.caption(lane.spec.description + (f"  
-`{params}`" if params else ""))
+        st.caption(lane.spec.description + (f"  \n`{params}`" if params else ""))
 
 
 SHOWN_TURNS = 30

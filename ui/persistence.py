@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from lanes.session import LaneSpec, Session
+from lanes.session import LaneSpec, Session, UpkeepLimits
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui import navigation
 from ui.app_state import AppConfig, LaneChoice, maintenance_settings, saved_choice, settings_for
@@ -53,6 +53,7 @@ def new_session(config: AppConfig) -> Session:
         lanes=[LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
         provider=settings_for(config.provider),
         maintenance=maintenance_settings(config.provider),
+        upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
     )
     attach(session, config)
     return session

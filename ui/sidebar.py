@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from lanes.session import UpkeepLimits
 from memory.registry import REGISTRY, Param
 from providers import catalog
 from providers.settings import ProviderChoice
@@ -139,6 +140,14 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         help="Not sent to Anthropic's API, which rejects it.",
     )
     max_tokens = int(st.number_input("Max reply tokens", 16, 4096, int(choice.max_tokens), 16))
+    st.caption(f"Replies stop at {max_tokens} tokens (the FinCoach demo's are about 80).")
+    limits = UpkeepLimits()
+    short_upkeep = st.checkbox(
+        f"Short upkeep calls (summary ≤ {limits.summary}, facts ≤ {limits.extraction} tokens)",
+        value=choice.short_upkeep,
+        help="Summaries and fact extraction read the new turn plus the current summary or "
+        "facts; this caps what they may write. Off: as long as a reply.",
+    )
     prompt_cache = choice.prompt_cache
     if preset.kind in ("embedded", "anthropic"):
         prompt_cache = st.checkbox(
@@ -155,9 +164,10 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         help="A cheaper model of the same provider for upkeep calls (seed 004's advice).",
     )
     # in ProviderChoice's field order: preset, model, base_url, api_key, temperature,
-    # max_tokens, maintenance_model, prompt_cache
+    # max_tokens, maintenance_model, prompt_cache, short_upkeep
     return ProviderChoice(
-        preset_name, model, base_url, key, temperature, max_tokens, maint or None, prompt_cache
+        preset_name,
+        *(model, base_url, key, temperature, max_tokens, maint or None, prompt_cache, short_upkeep),
     )
 
 

@@ -8,7 +8,8 @@ from memory.standins import StaticReply
 from memory.tokens import TokenCounter
 from memory.types import Usage
 from providers import ProviderSettings, model_info
-from ui.lane_view import cache_rows, cost_of
+from providers.catalog import preset
+from ui.lane_view import cache_rows
 
 
 def run_turn(details: dict[str, int]) -> LaneTurn:
@@ -27,10 +28,11 @@ def test_the_lane_record_keeps_the_cache_split_and_prices_it():
     info = model_info(ProviderSettings("anthropic", "claude-haiku-4-5"))
     expected = (200 * 1.00 + 700 * 0.10 + 100 * 1.25 + 10 * 5.00) / 1e6
     assert abs(record.cost(info) - expected) < 1e-12
-    assert abs(cost_of(record, (1.00, 5.00)) - expected) < 1e-12
+    price = preset("anthropic").model("claude-haiku-4-5").price  # what the main page uses
+    assert abs(record.cost(price) - expected) < 1e-12
     plain = run_turn({})
     assert plain.cached_input is None and cache_rows(plain) == []
-    assert abs(cost_of(plain, (1.00, 5.00)) - (1_000 * 1.00 + 10 * 5.00) / 1e6) < 1e-12
+    assert abs(plain.cost(price) - (1_000 * 1.00 + 10 * 5.00) / 1e6) < 1e-12
 
 
 def test_saved_records_round_trip_and_old_ones_still_load():
