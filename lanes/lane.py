@@ -72,22 +72,8 @@ class PriceLike(Protocol):
     def output_per_m(self) -> float: ...
 
 
-class _Fields:
-    """Transitional read access by the old JSON key (`record["input"]`) for code written before
-    the records were typed; new code reads the attributes."""
-
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            raise KeyError(key) from None
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default)
-
-
 @dataclass(frozen=True)
-class TurnAccount(_Fields):
+class TurnAccount:
     """What a lane's request held, in conversation turn numbers: the memory core's `Account`
     translated from strategy history indices to the turns the user sees."""
 
@@ -127,7 +113,7 @@ class TurnAccount(_Fields):
 
 
 @dataclass(frozen=True)
-class MaintenanceRecord(_Fields):
+class MaintenanceRecord:
     """One upkeep call (summary, fact extraction) as a lane recorded it: outcome, the body it
     sent, and its tokens (`input`/`output`: billed where known, else counted)."""
 

@@ -167,7 +167,7 @@ def turn_rows(saved: SavedSession, price: Price | None = None) -> list[dict[str,
     for turn in range(1, len(saved.user_turns) + 1):
         for name in saved.strategies:
             r = saved.records[name][turn - 1]
-            acc: Any = r.account or {}
+            acc = r.account
             cost = r.cost(price) if not is_interrupted(r) else None
             rows.append(
                 {
@@ -189,10 +189,10 @@ def turn_rows(saved: SavedSession, price: Price | None = None) -> list[dict[str,
                     "cost_usd": None if cost is None else round(cost, 8),
                     "latency_s": r.latency_s,
                     "ttft_s": r.ttft_s,
-                    "kept_turns": _turns(acc.get("kept")),
-                    "dropped_turns": _turns(acc.get("dropped")),
-                    "summarised_turns": _turns(acc.get("summarised")),
-                    "retrieved_turns": _turns(acc.get("retrieved")),
+                    "kept_turns": _turns(acc.kept),
+                    "dropped_turns": _turns(acc.dropped),
+                    "summarised_turns": _turns(acc.summarised),
+                    "retrieved_turns": _turns(acc.retrieved),
                 }
             )
     return rows
@@ -566,13 +566,13 @@ def _turn_html(
             )
         detail = ""
         if payloads and r.body is not None:
-            acc: Any = r.account or {}
-            kept = _turns(acc.get("kept")) or "–"
-            dropped = _turns(acc.get("dropped")) or "–"
-            summarised = _turns(acc.get("summarised")) or "–"
+            acc = r.account
+            kept = _turns(acc.kept) or "–"
+            dropped = _turns(acc.dropped) or "–"
+            summarised = _turns(acc.summarised) or "–"
             upkeep = "".join(
-                f"<details><summary>upkeep {i}: {e(m['kind'])}</summary>"
-                f"<pre>{e(json.dumps(m['body'], indent=1, ensure_ascii=False))}</pre></details>"
+                f"<details><summary>upkeep {i}: {e(m.kind)}</summary>"
+                f"<pre>{e(json.dumps(m.body, indent=1, ensure_ascii=False))}</pre></details>"
                 for i, m in enumerate(r.maintenance, start=1)
             )
             detail = (

@@ -12,9 +12,9 @@ from collections import defaultdict
 import plotly.graph_objects as go
 
 from engines.tune import Trial, TuneResult
-from present.lanes import color
+from present.style import FONT_FAMILY, color
 
-FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 17, "color": "#111827"}
+FONT = {"family": FONT_FAMILY, "size": 17, "color": "#111827"}
 FRONTIER = "#111827"
 TARGET = "#b91c1c"
 

@@ -89,9 +89,13 @@ def lane_stop_button(session: Session, name: str) -> None:
     st.button(
         "■ Stop lane",
         key=f"stop-{session.id}-{name}-{session.turn}",
-        on_click=session.cancel,
-        args=(name,),
+        on_click=_cancel_lane,
+        args=(session, name),
     )
+
+
+def _cancel_lane(session: Session, name: str) -> None:
+    session.cancel(name)
 
 
 def cancelled_line(record: LaneTurn) -> bool:

@@ -118,16 +118,16 @@ def figures(lane: Lane, record: LaneTurn, *, price: Price | None, window: int | 
 
 def payload(record: LaneTurn) -> None:
     """The exact body sent this turn, what the strategy kept/dropped, and its upkeep calls."""
-    acc: Any = record.account or {}
+    acc = record.account
     label = f"Payload · turn {record.turn}"
     with st.expander(label, expanded=False):
         st.markdown(
-            f"kept verbatim: **{turn_ranges(acc.get('kept', []))}** · "
-            f"dropped: **{turn_ranges(acc.get('dropped', []))}** · "
-            f"summarised: **{turn_ranges(acc.get('summarised', []))}**"
-            + (f" · retrieved: **{turn_ranges(acc['retrieved'])}**" if acc.get("retrieved") else "")
+            f"kept verbatim: **{turn_ranges(acc.kept)}** · "
+            f"dropped: **{turn_ranges(acc.dropped)}** · "
+            f"summarised: **{turn_ranges(acc.summarised)}**"
+            + (f" · retrieved: **{turn_ranges(acc.retrieved)}**" if acc.retrieved else "")
         )
-        for note in acc.get("notes", []):
+        for note in acc.notes:
             st.caption(note)
         if record.body is not None:
             st.code(
@@ -138,18 +138,18 @@ def payload(record: LaneTurn) -> None:
         else:
             st.caption("nothing was sent this turn")
         for i, call in enumerate(record.maintenance, 1):
-            outcome = "ok" if call["ok"] else f"failed: {call['error']}"
+            outcome = "ok" if call.ok else f"failed: {call.error}"
             st.markdown(
-                f"**upkeep {i}: {call['kind']}** — {outcome} · "
-                f"in {call['input']:,} / out {call['output']:,} tokens"
+                f"**upkeep {i}: {call.kind}** — {outcome} · "
+                f"in {call.input:,} / out {call.output:,} tokens"
             )
             st.code(
-                json.dumps(call["body"], indent=2, ensure_ascii=False),
+                json.dumps(call.body, indent=2, ensure_ascii=False),
                 language="json",
                 wrap_lines=True,
             )
-            if call.get("reply"):
-                st.caption(f"reply: {plain(call['reply'][:400])}")
+            if call.reply:
+                st.caption(f"reply: {plain(call.reply[:400])}")
 
 
 def chart(lane: Lane, *, key: str, height: int = 280) -> None:

@@ -151,7 +151,7 @@ def run_fault(fault: Fault, server_url: str, db_url: str) -> Outcome:
 
     first = session.run_turn("My name is Chiru and I save 20% of my pay.")
     record = first[fault.lane]
-    upkeep_errors = [m["error"] for m in record.maintenance if m.get("error")]
+    upkeep_errors = [m.error for m in record.maintenance if m.error]
     shown = (record.error or "") if record.status != OK else "; ".join(upkeep_errors)
     actionable = bool(shown) and any(w in shown.lower() for w in fault.expect)
     if fault.recovers_alone:
@@ -167,7 +167,7 @@ def run_fault(fault: Fault, server_url: str, db_url: str) -> Outcome:
         second = session.run_turn("What is my name?")
         attempted += len(LANES)
         again = second[fault.lane]
-        recovered = again.status == OK and not any(m.get("error") for m in again.maintenance)
+        recovered = again.status == OK and not any(m.error for m in again.maintenance)
     elif record.status != OK:
         attempted += 1
         recovered = session.retry(fault.lane).status == OK
