@@ -9,7 +9,7 @@ configured once per process), one after the other, in this one run:
   the server on every core with no chunk reuse and no host prompt cache (the app before
   issue 13);
 * new: the app's defaults now (80-token replies, capped upkeep, paced redraws, the server on
-  all cores but one, chunk reuse and a host prompt cache).
+  every core, chunk reuse and a host prompt cache).
 
 Both use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
 starting to the next one starting, as the page lives it), time to first token per lane

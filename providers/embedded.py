@@ -27,7 +27,7 @@ a shift (a window that dropped its oldest turn); and a host-memory prompt cache 
 `cache_prompt` off never read any of these, so their replies stay reproducible. The usage
 of each reply says how many prompt tokens came from the cache (`cached_tokens`).
 
-Threads: all cores but one (see `default_threads`).
+Threads: every core (see `default_threads`; one fewer helps on a machine busy with other work).
 
 Environment overrides: MEMORY_LAB_EMBEDDED_SLOTS, MEMORY_LAB_EMBEDDED_CTX (tokens per slot),
 MEMORY_LAB_EMBEDDED_THREADS, MEMORY_LAB_EMBEDDED_VERBOSITY (llama.cpp log level, 0 = quiet),
@@ -77,11 +77,12 @@ def _env_int(name: str, default: int, low: int, high: int) -> int:
 
 
 def default_threads() -> int:
-    """All cores but one: the app (Streamlit, the browser) needs the other. llama.cpp's threads
-    meet at a barrier after every layer, so when the app takes a core from one of them the
-    others wait: on 2 busy cores, 6 concurrent 80-token replies took 41-58 s with 1 thread
-    and 167 s (poll 0) to over 300 s (poll 50) with 2."""
-    return max(1, (os.cpu_count() or 1) - 1)
+    """Every core. On a quiet 2-core machine the FinCoach demo in the real app took 53 s with
+    2 threads against 85 s with 1 (bench/bench_demo.py). llama.cpp's threads meet at a
+    barrier after every layer, so on a machine that is busy with other work fewer threads
+    do better (6 concurrent 80-token replies: 41-58 s with 1 thread, over 167 s with 2, at a
+    load average of 12): set MEMORY_LAB_EMBEDDED_THREADS=1 there."""
+    return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import pytest
 from providers import embedded
 
 
-@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (8, 7)])
-def test_the_server_leaves_one_core_to_the_app(monkeypatch, cores, threads):
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 2), (8, 8)])
+def test_the_server_uses_every_core_unless_told_otherwise(monkeypatch, cores, threads):
     monkeypatch.setattr(embedded.os, "cpu_count", lambda: cores)
     monkeypatch.delenv("MEMORY_LAB_EMBEDDED_THREADS", raising=False)
     assert embedded.EmbeddedConfig.from_env().threads == threads
