@@ -13,7 +13,6 @@ here can be collected by another process, or on the Sweeps page, hours later.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -27,11 +26,12 @@ class _Usage(Exception):
 
 
 def _grid(args: argparse.Namespace) -> Any:
+    from cli.conventions import UsageError, read_text_arg
     from engines.survival import (
         DEFAULT_STRATEGIES,
         SurvivalConfig,
         SurvivalConfigError,
-        load_facts,
+        parse_facts_json,
         parse_turns,
     )
     from memory.choices import parse_choice
@@ -46,10 +46,10 @@ def _grid(args: argparse.Namespace) -> Any:
         )
         if args.facts:
             try:
-                data = json.loads(Path(args.facts).read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise _Usage(f"cannot read --facts {args.facts}: {exc}") from None
-            config = replace(config, facts=load_facts(data))
+                text = read_text_arg(args.facts, "--facts")
+            except UsageError as exc:
+                raise _Usage(str(exc)) from None
+            config = replace(config, facts=parse_facts_json(text))
         return config.validate()
     except (SurvivalConfigError, MemoryLabError) as exc:
         raise _Usage(str(exc)) from None

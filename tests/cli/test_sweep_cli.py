@@ -141,3 +141,23 @@ def test_two_models_two_sweeps_compared_side_by_side(env, capsys, tmp_path):
     assert {r["strategy"] for r in data["rows"]} == set(labels)
     assert len(data["rows"]) == 2 * 4 * 2 * 2  # models x facts x strategies x turns
     assert "window (k=2) · claude-sonnet-4-5" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read --facts"),
+        (b"\xff\xfe not text", "is not UTF-8 text"),
+        (
+            b'{"facts": [{"key": "r", "text": "Rent is 5.", "probe": "Rent?", "answer": "5", '
+            b'"turn": "one"}]}',
+            "turn is a whole number",
+        ),  # fmt: skip
+    ],
+)
+def test_a_bad_facts_file_is_named_with_the_engines_own_message(tmp_path, capsys, content, message):
+    path = tmp_path / "facts.json"
+    if content is not None:
+        path.write_bytes(content)
+    code = main(["sweep", "plan", "--facts", str(path)])
+    assert code == 2 and message in capsys.readouterr().err
