@@ -12,9 +12,8 @@ from collections import defaultdict
 import plotly.graph_objects as go
 
 from engines.tune import Trial, TuneResult
-from present.style import FONT_FAMILY, color
+from present.style import color, projector
 
-FONT = {"family": FONT_FAMILY, "size": 17, "color": "#111827"}
 FRONTIER = "#111827"
 TARGET = "#b91c1c"
 
@@ -96,29 +95,22 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
             bordercolor=FRONTIER,
             borderwidth=1,
         )
-    fig.update_layout(
-        title={
-            "text": f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
-            "font": {"size": 22},
-            "x": 0.01,
-            "xanchor": "left",
-        },
-        font=FONT,
+    projector(
+        fig,
+        title=f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
         height=height,
-        margin={"l": 20, "r": 20, "t": 70, "b": 20},
-        plot_bgcolor="white",
-        paper_bgcolor="white",
+        top=70,
         legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 16}},
         xaxis={
             "title": {"text": "prompt tokens per turn (upkeep included)"},
             "rangemode": "tozero",
             "gridcolor": "#e5e7eb",
             "tickformat": ",.0f",
-        },  # fmt: skip
+        },
         yaxis={
             "title": {"text": "facts kept in the payload (%)"},
             "range": [-5, 108],
             "gridcolor": "#e5e7eb",
-        },  # fmt: skip
+        },
     )
     return fig
