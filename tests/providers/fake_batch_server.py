@@ -1,7 +1,7 @@
 """A fake batch endpoint for the real openai and anthropic SDKs: files, batches, results.
 
-Kept apart from fake_server.py (the streaming endpoint and its faults). It listens on
-127.0.0.1 in a thread, records every request, and speaks:
+Kept apart from fake_server.py (the streaming endpoint and its faults); both stand on
+local_server.py. It listens on 127.0.0.1 in a thread, records every request, and speaks:
 
     POST /v1/files                         (multipart, purpose=batch)     OpenAI
     POST /v1/batches, GET /v1/batches/{id}, GET /v1/files/{id}/content    OpenAI
@@ -20,8 +20,7 @@ per model name:
     server.fail_next             custom_ids failing in the NEXT batch only (then they succeed)
     server.expire_next           custom_ids expiring in the NEXT batch only
 
-A little over 400 lines: two providers' batch protocols in one fake, so tests and the bench
-start one server for both.
+Two providers' batch protocols in one fake, so tests and the bench start one server for both.
 """
 
 from __future__ import annotations
@@ -29,14 +28,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.providers.fake_server import Recorded
+from tests.providers.local_server import LocalServer, RecordingHandler
 
 
 def echo(body: Mapping[str, Any]) -> str:
@@ -71,41 +68,19 @@ class FakeBatch:
     input_file_id: str | None = None
 
 
-class FakeBatchServer:
+class FakeBatchServer(LocalServer):
     """start(), url, requests, batches, reset(), stop(); `answer` decides each reply's text."""
 
     def __init__(self, answer: Callable[[Mapping[str, Any]], str] = echo) -> None:
+        super().__init__(_Handler)
         self.answer = answer
-        self.requests: list[Recorded] = []
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, FakeBatch] = {}
         self.polls_before_done = 1
         self.fail_next: set[str] = set()
         self.expire_next: set[str] = set()
         self.busy_s = 0.0  # time spent handling requests (the provider's side of the work)
-        self.lock = threading.Lock()
         self._ids = itertools.count(1)
-        server = self
-
-        class Handler(_Handler):
-            owner = server
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeBatchServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def reset(self) -> None:
         with self.lock:
@@ -180,29 +155,13 @@ def _message(model: str, text: str, prompt: int) -> dict[str, Any]:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(RecordingHandler):
     owner: FakeBatchServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, raw: bytes, ctype: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def _json(self, status: int, payload: Any) -> None:
-        self._send(status, json.dumps(payload).encode())
 
     def _read(self) -> bytes:
-        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        rec = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
-        with self.owner.lock:
-            self.owner.requests.append(rec)
-        return raw
+        rec = self._recorded()
+        self.owner.record(rec)
+        return rec.raw
 
     def handle_one_request(self) -> None:
         started = time.perf_counter()

@@ -27,12 +27,12 @@ import contextlib
 import json
 import re
 import socket
-import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.providers.local_server import LocalServer, Recorded, RecordingHandler
 
 CANNED = ("Hello", " from", " the fake", " server.")
 SLOW_S = 1.5
@@ -41,54 +41,20 @@ CONTEXT_PROMPT = 130_000
 CONTEXT_WINDOW = 128_000
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """One request as it reached the server."""
-
-    path: str
-    headers: dict[str, str]
-    raw: bytes
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.raw)
-
-
-class FakeLLMServer:
+class FakeLLMServer(LocalServer):
     """The server object: start(), url, requests, reset(), stop()."""
 
     def __init__(self) -> None:
-        self.requests: list[Recorded] = []
+        super().__init__(_Handler, _QuietServer)
         self.counts: dict[str, int] = defaultdict(int)
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(_Handler):
-            owner = server
-
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeLLMServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def reset(self) -> None:
         with self.lock:
             self.requests.clear()
             self.counts.clear()
 
-    def record(self, rec: Recorded) -> int:
+    def count(self, rec: Recorded) -> int:
+        """Record a request; how many requests its model name has had, this one included."""
         with self.lock:
             self.requests.append(rec)
             model = str(json.loads(rec.raw).get("model", "")) if rec.raw else ""
@@ -199,26 +165,10 @@ def _anthropic_end(completion: int) -> list[bytes]:
     ]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(RecordingHandler):
     owner: FakeLLMServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-        pass
 
     # -- plumbing -------------------------------------------------------------------------
-
-    def _json(
-        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        raw = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(raw)
 
     def _start_stream(self) -> None:
         self.send_response(200)
@@ -253,10 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- the endpoint ---------------------------------------------------------------------
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        length = int(self.headers.get("Content-Length", "0"))
-        raw = self.rfile.read(length)
-        rec = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
-        nth = self.owner.record(rec)
+        rec = self._recorded()
+        raw = rec.raw
+        nth = self.owner.count(rec)
         if self.path == "/v1/chat/completions":
             family = "openai"
         elif self.path == "/v1/messages":
