@@ -5,27 +5,18 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 
 import pytest
 
 from cli.main import main
 from storage.sweeps import SweepStore
-from tests.providers.fake_batch_server import FakeBatchServer
 
 GRID = ["--probe-turns", "2,6", "--strategy", "full", "--strategy", "window:k=2"]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeBatchServer]:
-    srv = FakeBatchServer().start()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture
-def env(server, tmp_path, monkeypatch):
-    server.reset()
+def env(fb, tmp_path, monkeypatch):
+    server = fb
     monkeypatch.setenv("SWEEP_CLI_KEY", "cli-test-key-0123456789")
     db = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
     endpoint = ["--provider", "anthropic", "--model", "claude-haiku-4-5", "--base-url",

@@ -51,20 +51,6 @@ CONFIG = SurvivalConfig(
 SKIP = {"billed_input", "billed_output", "latency_s"}
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeBatchServer]:
-    srv = FakeBatchServer().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def fb(server: FakeBatchServer) -> Iterator[FakeBatchServer]:
-    server.reset()
-    yield server
-    server.reset()
-
-
 @pytest.fixture
 def store(tmp_path) -> Iterator[SweepStore]:
     s = SweepStore(f"sqlite:///{tmp_path / 'sweeps.sqlite3'}")

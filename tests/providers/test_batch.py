@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -23,31 +22,8 @@ from providers.batch import (
     reply_from_dict,
     submit,
 )
-from tests.providers.conftest import TEST_KEY, make_request, settings_for
+from tests.providers.conftest import FAMILIES, REQUEST, TEST_KEY, make_request, settings_for
 from tests.providers.fake_batch_server import FakeBatchServer, echo
-
-FAMILIES = ["openai", "anthropic"]
-
-REQUEST = make_request(
-    ("user", "My name is Chiru."),
-    ("assistant", "Hello Chiru."),
-    ("user", "What is my name?"),
-    system="You are FinCoach.",
-)
-
-
-@pytest.fixture(scope="module")
-def batch_server() -> Iterator[FakeBatchServer]:
-    server = FakeBatchServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def fb(batch_server: FakeBatchServer) -> Iterator[FakeBatchServer]:
-    batch_server.reset()
-    yield batch_server
-    batch_server.reset()
 
 
 def batch_settings(server: FakeBatchServer, family: str, model: str = "ok") -> ProviderSettings:
