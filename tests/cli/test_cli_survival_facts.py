@@ -8,7 +8,7 @@ import json
 import pytest
 
 from engines.survival import EXAMPLE_FACTS, facts_json
-from tests.cli.test_cli import cli
+from tests.cli.cli_support import cli
 
 
 def test_system_prompt_file_and_example_facts(tmp_path):

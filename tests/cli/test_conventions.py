@@ -19,19 +19,9 @@ from pathlib import Path
 import pytest
 
 from cli.conventions import UsageError, check_writable
+from tests.cli.cli_support import ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[2]
 LONG_GRID = ("--probe-turns", "2,100,300,600,1000")  # a few seconds of payload-only work
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def on_a_terminal(*args: str, timeout: float = 120) -> tuple[int, str, str]:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.cli.test_cli import cli
+from tests.cli.cli_support import cli
 
 
 def test_tune_prints_json_whose_winner_meets_the_target_and_writes_every_trial(tmp_path):
