@@ -5,11 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from lanes import session as session_module
 from providers.fake import FakeTransport
 
 ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def run_app() -> AppTest:
+    """The main page, run once; fails the test if the script raised."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
 
 
 @pytest.fixture

@@ -9,16 +9,7 @@ from streamlit.testing.v1 import AppTest
 from memory.registry import DEFAULT_LANES, create
 from memory.tokens import TokenCounter
 from scenarios import fincoach
-from tests.ui.conftest import ROOT
-
-APP = str(ROOT / "app.py")
-
-
-def run_app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+from tests.ui.conftest import APP, run_app
 
 
 def send(at: AppTest, text: str) -> AppTest:

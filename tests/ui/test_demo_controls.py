@@ -5,21 +5,10 @@ from __future__ import annotations
 
 import json
 
-from streamlit.testing.v1 import AppTest
-
 from engines import transcripts
 from scenarios import fincoach
-from tests.ui.conftest import ROOT
+from tests.ui.conftest import run_app
 from ui.demo_controls import RECORDED_DEMO, Paced
-
-APP = str(ROOT / "app.py")
-
-
-def run_app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_paced_draws_the_first_piece_at_once_then_at_most_every_interval():
