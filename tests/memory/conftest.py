@@ -7,8 +7,10 @@ import re
 
 import pytest
 
+from memory.registry import create
+from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
-from memory.types import Completion, Request
+from memory.types import Completion, ModelFn, Request
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +58,23 @@ def summariser() -> FakeSummariser:
 @pytest.fixture
 def extractor() -> FakeExtractor:
     return FakeExtractor()
+
+
+def with_fakes(
+    name: str,
+    system: str,
+    counter: TokenCounter,
+    *,
+    summarize: ModelFn | None = None,
+    extract: ModelFn | None = None,
+    **params: object,
+) -> Strategy:
+    """`create` with a fresh FakeSummariser and FakeExtractor unless others are given."""
+    return create(
+        name,
+        system,
+        counter=counter,
+        summarize=summarize or FakeSummariser(),
+        extract=extract or FakeExtractor(),
+        params=params,
+    )

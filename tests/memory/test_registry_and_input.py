@@ -11,7 +11,7 @@ from memory.errors import (
 from memory.registry import DEFAULT_LANES, REGISTRY, create, register
 from memory.strategies.full import FullBuffer
 from memory.types import Message
-from tests.memory.conftest import FakeExtractor, FakeSummariser
+from tests.memory.conftest import with_fakes
 
 
 def test_all_eight_strategies_are_registered():
@@ -57,14 +57,7 @@ def test_unknown_strategy_names_the_known_ones(counter):
 def test_invalid_parameters_are_specific(counter, name, params, match):
     system = "x " * 150  # 150 tokens
     with pytest.raises(InvalidParameter, match=match):
-        create(
-            name,
-            system,
-            counter=counter,
-            summarize=FakeSummariser(),
-            extract=FakeExtractor(),
-            params=params,
-        )
+        with_fakes(name, system, counter, **params)
 
 
 def test_strategies_that_need_a_model_say_so(counter):

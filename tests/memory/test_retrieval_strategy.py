@@ -7,22 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.errors import InvalidParameter
-from memory.registry import create
-from tests.memory.conftest import FakeExtractor, FakeSummariser
+from tests.memory.conftest import with_fakes
 
 SYSTEM = "You are a helpful assistant."
 TOPICS = ["rent", "gym locker code", "Priya's dog", "salary", "the lease", "weekend plans"]
 
 
 def make(name, counter, **params):
-    return create(
-        name,
-        SYSTEM,
-        counter=counter,
-        summarize=FakeSummariser(),
-        extract=FakeExtractor(),
-        params=params,
-    )
+    return with_fakes(name, SYSTEM, counter, **params)
 
 
 def users(request):

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from memory.registry import REGISTRY, create
+from memory.registry import REGISTRY
 from memory.strategies.base import SUMMARY_ACK, SUMMARY_NOTE
 from memory.types import Completion
-from tests.memory.conftest import FakeExtractor, FakeSummariser
+from tests.memory.conftest import FakeSummariser, with_fakes
 
 SYSTEM = "You are FinCoach."
 ALL = list(REGISTRY)
 
 
 def make(name, counter, summarize=None, extract=None, **params):
-    return create(
-        name,
-        SYSTEM,
-        counter=counter,
-        summarize=summarize or FakeSummariser(),
-        extract=extract or FakeExtractor(),
-        params=params,
-    )
+    return with_fakes(name, SYSTEM, counter, summarize=summarize, extract=extract, **params)
 
 
 def feed(strategy, n, *, prefix="turn"):
