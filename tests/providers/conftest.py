@@ -12,12 +12,22 @@ from providers import ProviderSettings, clear_clients, embedded
 from tests.providers.fake_server import FakeLLMServer
 
 TEST_KEY = "test-key-0123456789"
+FAMILIES = ["openai", "anthropic"]  # the two wire formats every SDK test runs against
 
 
 def make_request(*messages: tuple[str, str], system: str = "You are a terse assistant.") -> Request:
     """A Request from (role, content) pairs (a single user message when none are given)."""
     msgs = tuple(Message(role, content) for role, content in messages) or (Message("user", "Hi"),)
     return Request(system=system, messages=msgs, tokens=TokenCount(0, 0, "o200k_base", True))
+
+
+# A short FinCoach exchange ending on a question: the request the wire and batch tests send.
+REQUEST = make_request(
+    ("user", "My name is Chiru."),
+    ("assistant", "Hello Chiru."),
+    ("user", "What is my name?"),
+    system="You are FinCoach.",
+)
 
 
 @pytest.fixture(scope="session")

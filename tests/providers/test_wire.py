@@ -25,17 +25,8 @@ from providers import (
     stream,
 )
 from providers.clients import get_client
-from tests.providers.conftest import TEST_KEY, make_request, settings_for
+from tests.providers.conftest import FAMILIES, REQUEST, TEST_KEY, settings_for
 from tests.providers.fake_server import CANNED, CONTEXT_PROMPT, CONTEXT_WINDOW, SLOW_S
-
-FAMILIES = ["openai", "anthropic"]
-
-REQUEST = make_request(
-    ("user", "My name is Chiru."),
-    ("assistant", "Hello Chiru."),
-    ("user", "What is my name?"),
-    system="You are FinCoach.",
-)
 
 
 def only_body(fake):
