@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from engines.simulator import SimRow, Simulation
-from present.style import color, projector, right_axis
+from present.style import color, legend_below, projector, right_axis, token_axis
 
 SEED_BAR = "#9370DB"  # the seed's colours
 SEED_LINE = "#d64541"
@@ -27,15 +27,12 @@ def _layout(fig: go.Figure, title: str, height: int, turns: int, log_scale: bool
         top=70,
         hovermode="x unified",
         barmode="group",
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0, "font": {"size": 16}},
-        yaxis={
-            "title": {"text": "tokens in one request"},
-            "rangemode": "tozero",
-            "gridcolor": "#e5e7eb",
-            "tickformat": ",.0f",
-            "type": "log" if log_scale else "linear",
-            "dtick": 1 if log_scale else None,  # one tick per power of ten
-        },
+        legend=legend_below(-0.3),
+        yaxis=token_axis(
+            "tokens in one request",
+            type="log" if log_scale else "linear",
+            dtick=1 if log_scale else None,  # one tick per power of ten
+        ),
         # round numbers of its own, not ticks synced to the left axis; log: powers of ten
         yaxis2=right_axis(
             "tokens sent so far",

@@ -14,6 +14,7 @@ from memory.registry import REGISTRY
 
 FONT_FAMILY = "Inter, Segoe UI, Helvetica, Arial, sans-serif"
 UNKNOWN_COLOR = "#555555"  # a lane whose strategy is no longer registered
+GRID = "#e5e7eb"  # grid lines, light enough to read the data over
 
 
 def font(size: int, color: str = "#111827") -> dict[str, Any]:
@@ -59,6 +60,22 @@ def right_axis(title: str, **extra: Any) -> dict[str, Any]:
         "showgrid": False,
         **extra,
     }
+
+
+def token_axis(title: str, **extra: Any) -> dict[str, Any]:
+    """An axis of token counts: from zero, grid lines, thousands separated, no decimals."""
+    return {
+        "title": {"text": title},
+        "rangemode": "tozero",
+        "gridcolor": GRID,
+        "tickformat": ",.0f",
+        **extra,
+    }
+
+
+def legend_below(y: float) -> dict[str, Any]:
+    """A one-row legend under the plot, from the left edge, at projector size."""
+    return {"orientation": "h", "yanchor": "top", "y": y, "x": 0, "font": {"size": 16}}
 
 
 def projector(fig: go.Figure, *, title: str, height: int, top: int, **layout: Any) -> go.Figure:

@@ -12,7 +12,7 @@ from collections import defaultdict
 import plotly.graph_objects as go
 
 from engines.tune import Trial, TuneResult
-from present.style import color, projector
+from present.style import GRID, color, legend_below, projector, token_axis
 
 FRONTIER = "#111827"
 TARGET = "#b91c1c"
@@ -100,17 +100,12 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
         title=f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
         height=height,
         top=70,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 16}},
-        xaxis={
-            "title": {"text": "prompt tokens per turn (upkeep included)"},
-            "rangemode": "tozero",
-            "gridcolor": "#e5e7eb",
-            "tickformat": ",.0f",
-        },
+        legend=legend_below(-0.18),
+        xaxis=token_axis("prompt tokens per turn (upkeep included)"),
         yaxis={
             "title": {"text": "facts kept in the payload (%)"},
             "range": [-5, 108],
-            "gridcolor": "#e5e7eb",
+            "gridcolor": GRID,
         },
     )
     return fig
