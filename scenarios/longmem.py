@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory.jsontext import parse_json
+
 KINDS: tuple[str, ...] = ("single-hop", "multi-hop", "temporal", "update", "open")
 
 
@@ -105,17 +107,7 @@ class LongConversation:
 
 
 def _load(text: str | bytes, what: str) -> Any:
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise LongMemFormatError(f"the {what} is not UTF-8 text ({exc.reason})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LongMemFormatError(
-            f"the {what} is not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
+    return parse_json(text, f"the {what}", LongMemFormatError)
 
 
 def _text(value: Any, where: str, *, allow_empty: bool = False) -> str:

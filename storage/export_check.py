@@ -4,11 +4,11 @@ hostile or too deeply nested file gives a SessionFormatError that names the prob
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from lanes.lane import LaneTurn
+from memory.jsontext import decoded, parse_json
 from memory.registry import REGISTRY
 from storage.records import is_interrupted, prompt_tokens, total_tokens
 from storage.saved import (
@@ -24,28 +24,15 @@ MAX_BYTES = 200_000_000
 
 def loads(text: str | bytes, what: str = "the file") -> Any:
     """JSON from `text`, or SessionFormatError: not UTF-8, not JSON, or nested too deeply."""
-    if isinstance(text, bytes):
-        if len(text) > MAX_BYTES:
-            raise SessionFormatError(f"{what} is larger than {MAX_BYTES // 1_000_000} MB")
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise SessionFormatError(
-                f"{what} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
-            ) from None
+    if isinstance(text, bytes) and len(text) > MAX_BYTES:
+        raise SessionFormatError(f"{what} is larger than {MAX_BYTES // 1_000_000} MB")
+    text = decoded(text, what, SessionFormatError)
     depth = nesting(text)
     if depth > MAX_DEPTH:
         raise SessionFormatError(
             f"{what} nests {depth} levels deep; at most {MAX_DEPTH} are accepted"
         )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SessionFormatError(
-            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
-        ) from None
-    except RecursionError:  # nesting() counts brackets; this is only a second guard
-        raise SessionFormatError(f"{what} nests too deeply to read") from None
+    return parse_json(text, what, SessionFormatError)  # its recursion guard is a second one
 
 
 def nesting(text: str) -> int:

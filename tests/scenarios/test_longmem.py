@@ -109,7 +109,7 @@ def test_bad_questions_are_named(questions, message):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("{", "not valid JSON: line 1"),
+        ("{", r"not valid JSON \(line 1, column 2\)"),
         ("[]", "must be a JSON object"),
         ('{"sessions": []}', "'sessions' must be a non-empty list"),
         (
