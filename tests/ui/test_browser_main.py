@@ -63,6 +63,15 @@ def send(page, text: str, turn: int) -> None:
     wait_for_turn(page, turn)
 
 
+def shown_payload(page, title: str, turn: int) -> dict:
+    """The JSON body a lane's column shows for `turn` (its payload expander, opened)."""
+    column = lane_column(page, title)
+    column.get_by_text(f"Payload · turn {turn}", exact=True).click()
+    code = column.locator('[data-testid="stCode"] code').first
+    code.wait_for()
+    return json.loads(code.inner_text())
+
+
 def lane_chart_points(page) -> list[list[int]]:
     """x values of the 'prompt (counted)' trace of each lane chart, read from Plotly itself."""
     return page.evaluate(
@@ -78,11 +87,7 @@ def test_two_messages_stream_into_six_lanes_with_exact_payloads(app_url):
         send(page, "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.", 1)
         send(page, "What is my name?", 2)
 
-        column = lane_column(page, "Full buffer")
-        column.get_by_text("Payload · turn 2", exact=True).click()
-        code = column.locator('[data-testid="stCode"] code').first
-        code.wait_for()
-        body = json.loads(code.inner_text())
+        body = shown_payload(page, "Full buffer", 2)
         roles = [m["role"] for m in body["messages"]]
         assert roles == ["system", "user", "assistant", "user"]
         assert body["messages"][0]["content"] == fincoach.SYSTEM_PROMPT
@@ -160,11 +165,7 @@ def test_stop_cancels_a_turn_mid_way_and_memory_never_sees_it(app_url):
         )
         page.screenshot(path=str(ARTIFACTS / "main-stop-after.png"))
         send(page, "What is my name?", 2)
-        column = lane_column(page, "Full buffer")
-        column.get_by_text("Payload · turn 2", exact=True).click()
-        code = column.locator('[data-testid="stCode"] code').first
-        code.wait_for()
-        body = json.loads(code.inner_text())
+        body = shown_payload(page, "Full buffer", 2)
         # the stopped turn is in no lane's memory: the full buffer sends only the new message
         assert [m["role"] for m in body["messages"]] == ["system", "user"]
         assert body["messages"][-1]["content"] == "What is my name?"
