@@ -117,6 +117,7 @@ def test_bad_questions_are_named(questions, message):
             r"sessions\[0\].turns\[0\].user must be text",
         ),
         (b"\xff\xfe", "not UTF-8"),
+        ("[" * 100_000 + "]" * 100_000, "nests too deeply"),  # not a RecursionError
     ],
 )
 def test_bad_conversation_files_are_named(text, message):
