@@ -6,6 +6,10 @@ store saves. What a failed turn means for memory is defined here: a turn whose c
 marked with its error, and `Lane.retry` can resend it while it is still the latest turn.
 A cancelled turn (the user pressed Stop) is recorded as `cancelled` and, like a failed one,
 leaves nothing in memory: the turn runs on a fork of the strategy that is dropped on cancel.
+
+Over 400 lines on purpose: the turn records (TurnAccount, MaintenanceRecord, LaneTurn) and the
+Lane that writes them stay together, since what a failed or cancelled turn leaves in memory
+and what its record says are one rule.
 """
 
 from __future__ import annotations

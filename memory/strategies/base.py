@@ -4,6 +4,9 @@ A strategy's life per turn: `prepare(user_text)` returns the Request to send (it
 maintenance first and raises ContextOverflow before touching any state when nothing fits);
 after the reply, `commit(user_text, reply)` stores the turn and returns the maintenance
 calls it made (summary updates, fact extraction). A turn that failed is simply not committed.
+
+A little over 400 lines: History and the Strategy base are the one contract every strategy
+inherits (request assembly, budgets, folding, snapshot and fork), kept in one place.
 """
 
 from __future__ import annotations
