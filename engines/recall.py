@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.choices import StrategyChoice
-from memory.registry import create, spec
+from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
 from memory.types import ModelFn, Request
@@ -93,14 +93,7 @@ def run_setting(
 ) -> list[QuestionResult]:
     """Replay `conv` through one strategy setting and ask every question when it is due."""
     summarize, extract = _model_fns(choice, summarize, extract)
-    strategy = create(
-        choice.name,
-        conv.system,
-        counter=counter,
-        summarize=summarize,
-        extract=extract,
-        params=choice.params,
-    )
+    strategy = choice.create(conv.system, counter=counter, summarize=summarize, extract=extract)
     turns = conv.turns
     due: dict[int, list[Question]] = {}
     for q in conv.questions:

@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memory.choices import StrategyChoice
-from memory.registry import create
 from memory.replay import GrowthRow, growth_factor, growth_table, replay
 from memory.standins import SizedExtractor, SizedSummariser
 from memory.tokens import TokenCounter
@@ -270,13 +269,8 @@ def simulate(config: SimConfig, *, counter: TokenCounter | None = None) -> Simul
     summarise = SizedSummariser(counter, config.summary_tokens)
     extract = SizedExtractor(counter, config.facts_tokens)
     strategies = {
-        c.label: create(
-            c.name,
-            config.system_prompt,
-            counter=counter,
-            summarize=summarise,
-            extract=extract,
-            params=c.params,
+        c.label: c.create(
+            config.system_prompt, counter=counter, summarize=summarise, extract=extract
         )
         for c in config.strategies
     }

@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.errors import InvalidParameter, UnknownStrategy
-from memory.registry import REGISTRY, spec
+from memory.registry import REGISTRY, create, spec
+from memory.strategies.base import Strategy
+from memory.tokens import TokenCounter
+from memory.types import ModelFn
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,24 @@ class StrategyChoice:
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": dict(self.params), "label": self.label}
+
+    def create(
+        self,
+        system_prompt: str,
+        *,
+        counter: TokenCounter,
+        summarize: ModelFn | None = None,
+        extract: ModelFn | None = None,
+    ) -> Strategy:
+        """A fresh instance of this strategy with these parameters (the registry's `create`)."""
+        return create(
+            self.name,
+            system_prompt,
+            counter=counter,
+            summarize=summarize,
+            extract=extract,
+            params=self.params,
+        )
 
 
 def _coerce(name: str, key: str, raw: str) -> Any:

@@ -22,7 +22,6 @@ from engines.survival import (
 )
 from memory.choices import StrategyChoice, parse_choice
 from memory.registry import REGISTRY
-from memory.registry import create as registry_create
 from memory.replay import ReplayStep
 from memory.replay import replay as replay_steps
 from memory.standins import ExtractiveSummariser, RuleExtractor
@@ -89,14 +88,11 @@ def create(
 
     Strategies that summarise or extract facts get rule-based stand-ins unless you pass
     your own model functions (`Request -> Completion`)."""
-    choice = _choice(strategy)
-    return registry_create(
-        choice.name,
+    return _choice(strategy).create(
         system_prompt,
         counter=TokenCounter(encoding),
         summarize=summarize or ExtractiveSummariser(),
         extract=extract or RuleExtractor(),
-        params=choice.params,
     )
 
 

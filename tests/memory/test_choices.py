@@ -42,3 +42,15 @@ def test_labels_show_the_defaults_that_matter():
 def test_bad_choices_say_what_is_wrong(text, error, message):
     with pytest.raises(error, match=message):
         parse_choice(text)
+
+
+def test_a_choice_creates_its_strategy_with_its_parameters(counter):
+    window = parse_choice("window:k=1").create("Be brief.", counter=counter)
+    for i in range(3):
+        window.prepare(f"turn {i}")
+        window.commit(f"turn {i}", "ok")
+    request = window.prepare("last")
+    assert window.name == "window" and request.system == "Be brief."
+    assert [m.content for m in request.messages] == ["turn 2", "ok", "last"]  # k=1 kept
+    with pytest.raises(InvalidParameter, match="at least 0"):
+        StrategyChoice("window", {"k": -1}).create("x", counter=counter)
