@@ -34,14 +34,12 @@ def batch_server() -> Iterator[FakeBatchServer]:
     """The fake batch endpoint (tests/providers/fake_batch_server.py), one for the session."""
     from tests.providers.fake_batch_server import FakeBatchServer
 
-    server = FakeBatchServer().start()
-    yield server
-    server.stop()
+    with FakeBatchServer() as server:
+        yield server
 
 
 @pytest.fixture
 def fb(batch_server: FakeBatchServer) -> Iterator[FakeBatchServer]:
     """The session's fake batch endpoint, with its records and faults cleared for this test."""
-    batch_server.reset()
-    yield batch_server
-    batch_server.reset()
+    with batch_server.cleared() as server:
+        yield server

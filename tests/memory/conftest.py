@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memory.registry import create
+from memory.choices import StrategyChoice
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
 from memory.types import Completion, ModelFn, Request
@@ -69,12 +69,6 @@ def with_fakes(
     extract: ModelFn | None = None,
     **params: object,
 ) -> Strategy:
-    """`create` with a fresh FakeSummariser and FakeExtractor unless others are given."""
-    return create(
-        name,
-        system,
-        counter=counter,
-        summarize=summarize or FakeSummariser(),
-        extract=extract or FakeExtractor(),
-        params=params,
-    )
+    """A new strategy with a fresh FakeSummariser and FakeExtractor unless others are given."""
+    fakes = {"summarize": summarize or FakeSummariser(), "extract": extract or FakeExtractor()}
+    return StrategyChoice(name, params).create(system, counter=counter, **fakes)

@@ -32,17 +32,15 @@ REQUEST = make_request(
 
 @pytest.fixture(scope="session")
 def fake_server() -> Iterator[FakeLLMServer]:
-    server = FakeLLMServer().start()
-    yield server
-    server.stop()
+    with FakeLLMServer() as server:
+        yield server
 
 
 @pytest.fixture
 def fake(fake_server: FakeLLMServer) -> Iterator[FakeLLMServer]:
     """The session's fake endpoint, with its records cleared for this test."""
-    fake_server.reset()
-    yield fake_server
-    fake_server.reset()
+    with fake_server.cleared() as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,10 @@ that records each request and answers JSON, and the record of one request."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -26,8 +28,9 @@ class Recorded:
 class LocalServer:
     """Serves a handler class on 127.0.0.1 (a free port) in a daemon thread.
 
-    start(), url, stop(); `lock` guards what the handlers write. The handler sees this object
-    as its `owner`.
+    start(), url, stop() (or `with server:`); `lock` guards what the handlers write;
+    `cleared()` is one test's view, records reset before and after. The handler sees this
+    object as its `owner`.
     """
 
     def __init__(
@@ -54,6 +57,22 @@ class LocalServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.requests.clear()
+
+    @contextlib.contextmanager
+    def cleared(self) -> Iterator[Self]:
+        self.reset()
+        yield self
+        self.reset()
 
     def record(self, rec: Recorded) -> None:
         with self.lock:
