@@ -39,7 +39,6 @@ from memory.standins import StaticReply
 from memory.types import Completion, ModelFn, Request, Usage
 from providers import ProviderError, ProviderSettings, build_body, model_info
 from providers.batch import BATCH_DISCOUNT, MAX_LINES, batch_body
-from storage.sweep_records import NewRequest
 
 UPKEEP_MODES = ("stand-in", "interactive")
 ASSUMED_REPLY_TOKENS = 60
@@ -217,7 +216,15 @@ def estimate_sweep(
     )
 
 
-PlannedRequest = NewRequest  # a planned batch request is the very record the store saves
+@dataclass(frozen=True)
+class PlannedRequest:
+    """One batch request: its custom_id, body, local prompt count and how many probes use it."""
+
+    custom_id: str
+    body: Mapping[str, Any]
+    prompt_tokens: int
+    probes: int
+    body_json: str | None = None  # the body's JSON, made once for its hash and the store
 
 
 @dataclass(frozen=True)

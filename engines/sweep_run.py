@@ -39,6 +39,7 @@ from storage.sweeps import (
     SUBMITTED,
     SUCCEEDED,
     LineOutcome,
+    NewRequest,
     SweepRecord,
     SweepStore,
 )
@@ -90,7 +91,10 @@ def save_plan(store: SweepStore, plan: SweepPlan, *, name: str | None = None) ->
             "notes": list(plan.notes),
         },  # fmt: skip
         upkeep=dict(plan.upkeep_records),
-        requests=plan.requests,
+        requests=[
+            NewRequest(r.custom_id, r.body, r.prompt_tokens, r.probes, r.body_json)
+            for r in plan.requests
+        ],
     )
 
 

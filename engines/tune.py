@@ -17,9 +17,6 @@ How it searches (a search, not a grid dump):
    cancelled; the result says which, and how many settings were tried.
 Costs are prompt tokens sent per turn up to the last probe turn, upkeep calls included, so a
 summary strategy's hidden cost counts. The same seed and inputs give the same trials.
-
-Over 400 lines on purpose: the records, the search (one class, `_Search`, read top to bottom)
-and the confirmation step share the Trial shape; splitting them would scatter one algorithm.
 """
 
 from __future__ import annotations

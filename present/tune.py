@@ -12,7 +12,7 @@ from collections import defaultdict
 import plotly.graph_objects as go
 
 from engines.tune import Trial, TuneResult
-from present.style import GRID, color, legend_below, projector, token_axis
+from present.style import color, projector
 
 FRONTIER = "#111827"
 TARGET = "#b91c1c"
@@ -100,12 +100,17 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
         title=f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
         height=height,
         top=70,
-        legend=legend_below(-0.18),
-        xaxis=token_axis("prompt tokens per turn (upkeep included)"),
+        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 16}},
+        xaxis={
+            "title": {"text": "prompt tokens per turn (upkeep included)"},
+            "rangemode": "tozero",
+            "gridcolor": "#e5e7eb",
+            "tickformat": ",.0f",
+        },
         yaxis={
             "title": {"text": "facts kept in the payload (%)"},
             "range": [-5, 108],
-            "gridcolor": GRID,
+            "gridcolor": "#e5e7eb",
         },
     )
     return fig

@@ -84,14 +84,13 @@ class SweepBatch:
 
 @dataclass(frozen=True)
 class NewRequest:
-    """A batch request of a new sweep, as planned and saved: its custom_id, body, local prompt
-    count and how many probes use it."""
+    """A request to save with a new sweep."""
 
     custom_id: str
     body: Mapping[str, Any]
     prompt_tokens: int
     probes: int
-    body_json: str | None = None  # the body's JSON, made once for its hash and saved as is
+    body_json: str | None = None  # the body already as JSON (saved as is)
 
 
 @dataclass(frozen=True)

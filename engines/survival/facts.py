@@ -28,8 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.jsontext import parse_json
-
 SPEAKERS = ("user", "assistant")
 DEFAULT_ASK = "What would you suggest?"
 MAX_TEXT = 20_000  # characters in one statement: a paragraph, not a book
@@ -246,7 +244,17 @@ def load_facts(data: Any) -> tuple[Fact, ...]:
 
 def parse_facts_json(text: str) -> tuple[Fact, ...]:
     """Facts from the text of a facts file; SurvivalConfigError for bad JSON of any kind."""
-    return load_facts(parse_json(text, "the facts file", SurvivalConfigError))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SurvivalConfigError(
+            f"the facts file is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise SurvivalConfigError(
+            "the facts file nests too deeply to be a facts file (a list of flat objects)"
+        ) from None
+    return load_facts(data)
 
 
 def facts_json(facts: Sequence[Fact]) -> str:
