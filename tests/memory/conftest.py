@@ -50,16 +50,6 @@ class FakeExtractor:
         return Completion(json.dumps({"set": found, "delete": forget}))
 
 
-@pytest.fixture
-def summariser() -> FakeSummariser:
-    return FakeSummariser()
-
-
-@pytest.fixture
-def extractor() -> FakeExtractor:
-    return FakeExtractor()
-
-
 def with_fakes(
     name: str,
     system: str,
@@ -72,3 +62,13 @@ def with_fakes(
     """A new strategy with a fresh FakeSummariser and FakeExtractor unless others are given."""
     fakes = {"summarize": summarize or FakeSummariser(), "extract": extract or FakeExtractor()}
     return StrategyChoice(name, params).create(system, counter=counter, **fakes)
+
+
+@pytest.fixture
+def summariser() -> FakeSummariser:
+    return FakeSummariser()
+
+
+@pytest.fixture
+def extractor() -> FakeExtractor:
+    return FakeExtractor()

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ContextOverflow
-from memory.registry import REGISTRY
-from tests.memory.conftest import with_fakes
+from memory.registry import REGISTRY, create
+from tests.memory.conftest import FakeExtractor, FakeSummariser
 
 SYSTEM = "You are a careful assistant. Never forget what the user told you."
 BUDGETED = {"token_window", "summary_buffer", "hybrid"}
@@ -21,7 +21,14 @@ conversations = st.lists(st.tuples(texts, texts), min_size=1, max_size=12)
 
 
 def build(name, counter, **params):
-    return with_fakes(name, SYSTEM, counter, **params)
+    return create(
+        name,
+        SYSTEM,
+        counter=counter,
+        summarize=FakeSummariser(),
+        extract=FakeExtractor(),
+        params=params,
+    )
 
 
 def check_request(request, system, user_text, budget=None):
