@@ -78,15 +78,21 @@ sweeps_t = sa.Table(
     sa.Column("result", sa.Text, nullable=True),  # SurvivalResult.as_dict() once collected
 )
 
-sweep_requests_t = sa.Table(
-    "ml_sweep_requests",
-    metadata,
-    sa.Column(
+
+def _sweep_id() -> sa.Column[str]:
+    """The key column naming the sweep a row belongs to (its rows go when the sweep does)."""
+    return sa.Column(
         "sweep_id",
         sa.String(40),
         sa.ForeignKey("ml_sweeps.id", ondelete="CASCADE"),
         primary_key=True,
-    ),  # fmt: skip
+    )
+
+
+sweep_requests_t = sa.Table(
+    "ml_sweep_requests",
+    metadata,
+    _sweep_id(),
     sa.Column("custom_id", sa.String(64), primary_key=True),
     sa.Column("seq", sa.Integer, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
@@ -102,12 +108,7 @@ sweep_requests_t = sa.Table(
 sweep_batches_t = sa.Table(
     "ml_sweep_batches",
     metadata,
-    sa.Column(
-        "sweep_id",
-        sa.String(40),
-        sa.ForeignKey("ml_sweeps.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),  # fmt: skip
+    _sweep_id(),
     sa.Column("batch_id", sa.String(80), primary_key=True),
     sa.Column("submitted_at", TS, nullable=False),
     sa.Column("updated_at", TS, nullable=False),
@@ -129,6 +130,15 @@ def _now() -> datetime:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _batch_status(status: Mapping[str, Any], default_state: str) -> dict[str, Any]:
+    """A polled batch status as the batch row keeps it: its state, raw status and all of it."""
+    return {
+        "state": str(status.get("state", default_state)),
+        "raw_status": str(status.get("raw_status", "")),
+        "status": _dumps(dict(status)),
+    }
 
 
 class SweepStore:
@@ -239,11 +249,9 @@ class SweepStore:
                     batch_id=batch_id,
                     submitted_at=now,
                     updated_at=now,
-                    state=str(status.get("state", "running")),
-                    raw_status=str(status.get("raw_status", "")),
                     requests=len(custom_ids),
-                    status=_dumps(dict(status)),
                     collected=False,
+                    **_batch_status(status, "running"),
                 )  # fmt: skip
             )
             conn.execute(
@@ -267,12 +275,7 @@ class SweepStore:
             conn.execute(
                 sa.update(sweep_batches_t)
                 .where(b.sweep_id == sweep_id, b.batch_id == batch_id)
-                .values(
-                    state=str(status.get("state", "")),
-                    raw_status=str(status.get("raw_status", "")),
-                    status=_dumps(dict(status)),
-                    updated_at=_now(),
-                )
+                .values(updated_at=_now(), **_batch_status(status, ""))
             )
 
     def save_outcomes(self, sweep_id: str, batch_id: str, outcomes: Iterable[LineOutcome]) -> None:
