@@ -132,15 +132,6 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _batch_status(status: Mapping[str, Any], default_state: str) -> dict[str, Any]:
-    """A polled batch status as the batch row keeps it: its state, raw status and all of it."""
-    return {
-        "state": str(status.get("state", default_state)),
-        "raw_status": str(status.get("raw_status", "")),
-        "status": _dumps(dict(status)),
-    }
-
-
 class SweepStore:
     """The sweeps tables in the app's database ($MEMORY_LAB_DB_URL or the SQLite file)."""
 
@@ -249,9 +240,11 @@ class SweepStore:
                     batch_id=batch_id,
                     submitted_at=now,
                     updated_at=now,
+                    state=str(status.get("state", "running")),
+                    raw_status=str(status.get("raw_status", "")),
                     requests=len(custom_ids),
+                    status=_dumps(dict(status)),
                     collected=False,
-                    **_batch_status(status, "running"),
                 )  # fmt: skip
             )
             conn.execute(
@@ -275,7 +268,12 @@ class SweepStore:
             conn.execute(
                 sa.update(sweep_batches_t)
                 .where(b.sweep_id == sweep_id, b.batch_id == batch_id)
-                .values(updated_at=_now(), **_batch_status(status, ""))
+                .values(
+                    state=str(status.get("state", "")),
+                    raw_status=str(status.get("raw_status", "")),
+                    status=_dumps(dict(status)),
+                    updated_at=_now(),
+                )
             )
 
     def save_outcomes(self, sweep_id: str, batch_id: str, outcomes: Iterable[LineOutcome]) -> None:
