@@ -417,3 +417,18 @@ def test_a_summary_named_before_the_recent_turns_gives_way_before_they_shrink(su
         assert got["summary"].tokens == 0 and got["recent"].turns == (2, 3)
     else:
         assert got["summary"].tokens > 0 and got["recent"].turns == (3,)
+
+
+def test_a_single_composition_file_round_trips_and_bad_files_say_why():
+    from memory.compose import read_composition
+
+    assert read_composition(MINE.to_json().encode("utf-8")) == MINE
+    assert read_composition("\ufeff" + MINE.to_json()) == MINE
+    for data, message in [
+        (b"\xff\xfe{", "x.json is not UTF-8 text (byte 1)"),
+        (b"  ", "x.json is empty"),
+        (b'{"format": 1, "name": "x", "blocks": [{"kind": "recent", "count": -2}]}', "count"),
+    ]:
+        with pytest.raises(InvalidParameter) as info:
+            read_composition(data, source="x.json")
+        assert message in str(info.value) and "x.json" in str(info.value)
