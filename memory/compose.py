@@ -19,11 +19,14 @@ A block is one source of context, each with its own optional token `budget`:
 The composition's overall `budget` (optional) bounds the whole prompt; when it is tight the
 blocks in `give_way` give way in that order (the first named first), then any unnamed ones in
 the order recent, retrieved, summary, facts. A summary or facts block gives way by being left
-out of that request; a turn block by dropping its oldest (recent) or weakest (retrieved) turns.
-The system prompt, the pinned turns and the new message never give way. The payload format is
-the built-in strategies' own (memory/strategies/base.py): facts and summary in the system
-text, turns in conversation order, then the new message. memory/strategies/composed.py runs a
-composition; `builtin_composition` writes every built-in strategy as one.
+out of that request; a turn block by dropping its oldest (recent) or weakest (retrieved) turns,
+as many as it must: the turn blocks take the room the others leave, the one that gives way last
+first. The system prompt, the pinned turns and the new message never give way: if they do not
+fit, ContextOverflow names them. The payload format is the built-in strategies' own
+(memory/strategies/base.py): facts and summary in the system text, then the turns in
+conversation order (so the order of `blocks` is the order they are listed and described in,
+not a wire order), then the new message. memory/strategies/composed.py runs a composition;
+`builtin_composition` writes every built-in strategy as one.
 """
 
 from __future__ import annotations

@@ -432,3 +432,17 @@ def test_a_single_composition_file_round_trips_and_bad_files_say_why():
         with pytest.raises(InvalidParameter) as info:
             read_composition(data, source="x.json")
         assert message in str(info.value) and "x.json" in str(info.value)
+
+
+def test_the_readme_example_is_a_valid_composition():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"## Composer.*?```json\n(.*?)\n```", text, re.S)
+    assert found, "the README lost its Composer example"
+    comp = Composition.from_json(found.group(1))
+    assert [b.kind for b in comp.blocks] == ["pinned", "summary", "retrieved", "recent"]
+    strategy = run(comp)
+    strategy.commit("My plan: retire at 50.", "Noted.")
+    assert strategy.prepare("What was my plan?").messages[0].content == "My plan: retire at 50."
