@@ -27,6 +27,9 @@ fit, ContextOverflow names them. The payload format is the built-in strategies' 
 conversation order (so the order of `blocks` is the order they are listed and described in,
 not a wire order), then the new message. memory/strategies/composed.py runs a composition;
 `builtin_composition` writes every built-in strategy as one.
+
+Reason for length (over ~400 lines): the validation with its per-field messages, the JSON
+reader and the eight built-ins' composition forms all read the same field tables, kept here.
 """
 
 from __future__ import annotations
