@@ -439,7 +439,7 @@ def test_the_readme_example_is_a_valid_composition():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"## Composer.*?```json\n(.*?)\n```", text, re.S)
+    found = re.search(r"## Composer.*?```jsonc\n(.*?)\n```", text, re.S)
     assert found, "the README lost its Composer example"
     comp = Composition.from_json(found.group(1))
     assert [b.kind for b in comp.blocks] == ["pinned", "summary", "retrieved", "recent"]
