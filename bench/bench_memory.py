@@ -1,5 +1,6 @@
-"""Benchmark the memory core: a generated 1,000-turn conversation through all eight strategies
-and one composition (bench/composition.json: summary + retrieved + recent turns in a budget).
+"""Benchmark the memory core: a generated 1,000-turn conversation through all eight strategies,
+one composition (bench/composition.json: summary + retrieved + recent turns in a budget) and
+hybrid written as a composition (composed_hybrid: the interpreter's cost next to hybrid's).
 
 Prints the total time, the per-turn accounting time at turn 1,000 over turn 10 (target
 <= 1.5), each strategy's prepare+commit time at turn 10 and turn 1,000 (retrieval's ratio:
@@ -23,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.compose import read_composition  # noqa: E402
+from memory.compose import builtin_composition, read_composition  # noqa: E402
 from memory.registry import REGISTRY, create, register_composition  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request  # noqa: E402
@@ -98,6 +99,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     register_composition(COMPOSITION)
+    register_composition(builtin_composition("hybrid"))
     counter = TokenCounter()
     reply = counter.text_of_tokens(80)
     passes = [run_once(args.turns, counter, reply) for _ in range(max(1, args.repeat))]
