@@ -90,3 +90,21 @@ def test_a_composition_saved_in_the_app_database_is_a_strategy_by_name(files):
     done = run("sweep", "plan", "--strategy", "mine", "--probe-turns", "2", db=files["db"])
     assert done.returncode == 0, done.stderr
     assert "probes" in done.stdout + done.stderr
+
+
+def test_sweep_start_saves_the_file_composition_for_a_later_collect(files):
+    import argparse
+
+    from cli.compositions import prepare
+    from memory.registry import REGISTRY, unregister_composition
+
+    url = f"sqlite:///{files['db']}"
+    args = argparse.Namespace(
+        composition=[str(files["good"])], db=url, strategy=None, sweep_command="start"
+    )
+    try:
+        prepare(args)
+        assert args.strategy == ["mine"] and REGISTRY["mine"].composition == MINE
+    finally:
+        unregister_composition("mine")
+    assert Store(url).list_compositions() == [MINE]
