@@ -1,4 +1,6 @@
-"""Benchmark the memory core: a generated 1,000-turn conversation through all eight strategies.
+"""Benchmark the memory core: a generated 1,000-turn conversation through all eight strategies,
+one composition (bench/composition.json: summary + retrieved + recent turns in a budget) and
+hybrid written as a composition (composed_hybrid: the interpreter's cost next to hybrid's).
 
 Prints the total time, the per-turn accounting time at turn 1,000 over turn 10 (target
 <= 1.5), each strategy's prepare+commit time at turn 10 and turn 1,000 (retrieval's ratio:
@@ -22,11 +24,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.registry import REGISTRY, create  # noqa: E402
+from memory.compose import builtin_composition, read_composition  # noqa: E402
+from memory.registry import REGISTRY, create, register_composition  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request  # noqa: E402
 from scenarios import fincoach  # noqa: E402
 
+COMPOSITION = read_composition((Path(__file__).parent / "composition.json").read_bytes())
 TOPICS = ["salary", "rent", "SIP", "mutual fund", "FD", "insurance", "tax", "loan", "gold"]
 
 
@@ -94,6 +98,8 @@ def main() -> None:
         help="passes; each turn's fastest pass is kept (other processes only add time)",
     )
     args = parser.parse_args()
+    register_composition(COMPOSITION)
+    register_composition(builtin_composition("hybrid"))
     counter = TokenCounter()
     reply = counter.text_of_tokens(80)
     passes = [run_once(args.turns, counter, reply) for _ in range(max(1, args.repeat))]
@@ -111,7 +117,7 @@ def main() -> None:
     print(f"total time (fastest of {len(passes)} passes): {total:.2f} s")
     a10, alast = median_around(accounting, 10), median_around(accounting, last)
     print(
-        f"accounting per turn (8 strategies): turn 10 {a10 * 1e6:.1f} us, "
+        f"accounting per turn ({len(strategies)} strategies): turn 10 {a10 * 1e6:.1f} us, "
         f"turn {last} {alast * 1e6:.1f} us, ratio {alast / a10:.2f} (target <= 1.5)"
     )
     print("prepare+commit per strategy:")

@@ -1,4 +1,5 @@
-"""Benchmark the auto-tuner: 6 strategies x their parameter ranges on a 200-turn conversation.
+"""Benchmark the auto-tuner: 6 strategies x their parameter ranges on a 200-turn conversation,
+plus one composition (bench/composition.json) and its ranges.
 
 FinCoach's four facts stated at turn 1, the built-in filler bank after them, probes at
 N = 50, 100 and 200; target: every fact in the payload at every probe. Payload only (no
@@ -22,6 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.survival import SurvivalConfig  # noqa: E402
 from engines.tune import DEFAULT_STRATEGIES, Target, TuneResult, tune  # noqa: E402
+from memory.compose import read_composition  # noqa: E402
+from memory.registry import register_composition  # noqa: E402
+
+COMPOSITION = read_composition((Path(__file__).parent / "composition.json").read_bytes())
 
 
 def show(title: str, result: TuneResult, wall: float) -> None:
@@ -41,6 +46,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=60.0)
     args = ap.parse_args()
+    register_composition(COMPOSITION)
     print(f"cores: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
     runs = (
         ("200-turn conversation, probes at N = 50, 100, 200", (50, 100, 200)),
@@ -51,7 +57,7 @@ def main() -> None:
         result = tune(
             SurvivalConfig(probe_turns=turns),
             Target(1.0),
-            strategies=DEFAULT_STRATEGIES,
+            strategies=(*DEFAULT_STRATEGIES, COMPOSITION.name),
             seed=args.seed,
             time_limit_s=args.time_limit,
         )
