@@ -127,7 +127,7 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
         self.name = name
         n = len(transcript.turns)
         if not isinstance(facts, Sequence) or not all(isinstance(f, Fact) for f in facts):
-            facts = transcript_facts(facts, transcript)  # parsed JSON of a facts file
+            facts = transcript_facts(facts, transcript, name)  # parsed JSON of a facts file
         turns = tuple(probe_turns)
         if turns and max(turns) > n + 1:
             raise SurvivalConfigError(
