@@ -107,7 +107,8 @@ class FactsEvaluator(_SurvivalEvaluator):
 
 class TranscriptFactsEvaluator(_SurvivalEvaluator):
     """An imported transcript as the conversation; facts stated at its turns (see the module
-    docstring), probed at `probe_turns` (each at most one past the transcript's last turn).
+    docstring), probed at `probe_turns` (each at most one past the transcript's last turn;
+    default: once, after the last turn). `facts` are Facts or a parsed facts file.
 
     SurvivalConfigError names a fact whose turn the transcript lacks, whose values are not in
     that turn, or a probe turn past the transcript."""
@@ -116,7 +117,7 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
         self,
         transcript: Transcript,
         facts: Sequence[Fact] | Any,
-        probe_turns: Sequence[int],
+        probe_turns: Sequence[int] | None = None,
         *,
         system_prompt: str | None = None,
         encoding: str = "o200k_base",
@@ -128,7 +129,7 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
         n = len(transcript.turns)
         if not isinstance(facts, Sequence) or not all(isinstance(f, Fact) for f in facts):
             facts = transcript_facts(facts, transcript, name)  # parsed JSON of a facts file
-        turns = tuple(probe_turns)
+        turns = (n + 1,) if probe_turns is None else tuple(probe_turns)
         if turns and max(turns) > n + 1:
             raise SurvivalConfigError(
                 f"probe turn N={max(turns)} needs turns 1..{max(turns) - 1}, but {name} has "
@@ -154,7 +155,7 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
         cls,
         transcript: str | bytes,
         facts: str | bytes,
-        probe_turns: Sequence[int],
+        probe_turns: Sequence[int] | None = None,
         *,
         name: str = "",
         system_prompt: str | None = None,
