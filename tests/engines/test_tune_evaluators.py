@@ -14,14 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines.recall import run_recall, run_setting, summarise
 from engines.recall import Setting as RecallSetting
-from engines.survival import SurvivalConfigError
+from engines.recall import run_recall, run_setting, summarise
+from engines.survival import SurvivalConfig, SurvivalConfigError
 from engines.tune import (
     EVIDENCE,
     STOP_CANCELLED,
     STOP_DONE,
     STOP_TIME,
+    FactsEvaluator,
     QuestionsEvaluator,
     Target,
     TranscriptFactsEvaluator,
@@ -288,3 +289,60 @@ def test_same_seed_same_trials_and_cancel_and_time_limit_stop(which, small_world
 def test_a_target_at_turns_nothing_is_judged_at_is_refused(small_world):
     with pytest.raises(ValueError, match="nothing is judged there"):
         tune(small_world, Target(0.9, at=(3,)), strategies=("window",))
+
+
+# -- compositions -------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def registered():
+    """Register compositions for one test and remove them after."""
+    from memory.registry import register_composition, unregister_composition
+
+    names = []
+
+    def add(composition):
+        register_composition(composition)
+        names.append(composition.name)
+        return composition.name
+
+    yield add
+    for name in names:
+        unregister_composition(name)
+
+
+def test_a_composition_is_tuned_like_the_built_in_it_equals(registered):
+    from dataclasses import replace
+
+    from memory.compose import builtin_composition
+
+    name = registered(replace(builtin_composition("token_window"), name="tuned_tw"))
+    ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12,)), counter=COUNTER)
+    result = tune(ev, Target(1.0), strategies=("token_window", name))
+    assert_winner_is_cheapest_that_met(result)
+    best = {
+        n: min(
+            (t for t in result.trials if t.meets and t.choice.name == n),
+            key=lambda t: t.tokens_per_turn,
+        )  # fmt: skip
+        for n in ("token_window", name)
+    }
+    assert best[name].choice.params["budget"] == best["token_window"].choice.params["budget"]
+    assert best[name].tokens_per_turn == best["token_window"].tokens_per_turn
+
+
+def test_a_composition_of_pinned_and_recent_turns_is_searched_on_every_size(registered):
+    from memory.compose import Block, Composition
+
+    name = registered(
+        Composition("pin_recent", (Block("pinned", first=3), Block("recent", count=5)))
+    )
+    ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12, 30)), counter=COUNTER)
+    result = tune(ev, Target(1.0), strategies=("window", name))
+    assert_winner_is_cheapest_that_met(result)
+    # FinCoach's facts are all stated at turn 1: pin it, keep no recent turns
+    assert result.winner.choice.name == name
+    assert result.winner.choice.params == {"pinned_first": 1, "recent_k": 0}
+    window = min((t for t in result.trials if t.meets and t.choice.name == "window"),
+                 key=lambda t: t.tokens_per_turn)  # fmt: skip
+    assert result.winner.tokens_per_turn < window.tokens_per_turn
