@@ -4,8 +4,9 @@ How it searches (a search, not a grid dump):
 1. Each of a strategy's *size* parameters (its whole-number ones: k, budget, top_k,
    recall_budget, a block's budget) gets a ladder of values from small to "keeps everything"
    (the evaluator's `room`). A bisection on that ladder finds the smallest value that meets
-   the target, assuming more room never keeps less; both ends are tried first, so a strategy
-   that cannot meet the target costs two trials. Sizes are bisected in order, each with the
+   the target, assuming more room never keeps less (counts exactly, token amounts to within
+   1 %); both ends are tried first, so a strategy that cannot meet the target costs two
+   trials. Sizes are bisected in order, each with the
    ones before it held at the values found (retrieval: k, then top_k, then recall_budget).
 2. Around those values (each the value found or the rung below it) a seeded random search
    tries the other parameters (fold thresholds, placements, neighbour weights).
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from engines.survival import SurvivalConfig
-from engines.tune.evaluator import Evaluator
+from engines.tune.evaluator import Evaluator, is_token_amount
 from engines.tune.facts import FactsEvaluator
 from engines.tune.results import (
     STOP_CANCELLED,
@@ -41,6 +42,7 @@ from memory.choices import StrategyChoice
 from memory.registry import Param, spec
 from memory.tokens import TokenCounter
 
+TOKEN_PRECISION = 0.01  # token amounts are bisected to within 1 % (counts exactly)
 EVERY_FACT = Target(1.0)  # the default target: everything kept at every probe
 DEFAULT_STRATEGIES = ("window", "token_window", "summary_buffer", "entity", "hybrid", "retrieval")
 
@@ -164,7 +166,8 @@ class _Search:
             low, cap = self.evaluator.room(p)
             rungs = ladder(p, cap, low=low)
             self.planned += 2 + max(1, len(rungs).bit_length()) + (refine if i == 0 else 0)
-            at = self._bisect(name, p.name, rungs, found)
+            close = TOKEN_PRECISION if is_token_amount(p) else 0.0
+            at = self._bisect(name, p.name, rungs, found, close)
             if at is None:
                 if i == 0:
                     return  # even the most room misses the target: nothing to refine
@@ -182,12 +185,18 @@ class _Search:
                 return
 
     def _bisect(
-        self, name: str, param: str, rungs: list[int], fixed: Mapping[str, int]
+        self,
+        name: str,
+        param: str,
+        rungs: list[int],
+        fixed: Mapping[str, int],
+        close: float = 0.0,
     ) -> int | None:
         """Index of the smallest value meeting the target with the `fixed` parameters (None if
         even the top misses). Bisects the ladder, then the whole numbers between the last rung
         that missed and the first that met, so the answer is exact while more room never
-        keeps less; a value found between rungs is inserted into `rungs`."""
+        keeps less (within `close` x the value, e.g. 1 % for token amounts, when `close` is
+        set); a value found between rungs is inserted into `rungs`."""
 
         def meets(value: int) -> bool | None:
             choice = StrategyChoice(name, _non_default(name, {**fixed, param: value}))
@@ -207,7 +216,7 @@ class _Search:
                 break
             lo, hi = (lo, mid) if m else (mid, hi)
             inner = [r for r in inner if lo < r < hi]
-        while hi - lo > 1 and not self.stop:
+        while hi - lo > max(1, int(hi * close)) and not self.stop:
             mid = (lo + hi) // 2
             m = meets(mid)
             if m is None:

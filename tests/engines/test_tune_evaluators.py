@@ -220,12 +220,13 @@ def test_questions_share_is_the_recall_benchmarks_evidence_kept(small_world):
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), share=st.sampled_from([0.3, 0.6, 0.9]))
-def test_for_any_generated_world_the_smallest_budget_found_is_the_smallest(seed, share):
+def test_for_any_generated_world_the_budget_found_is_within_1_percent_of_the_smallest(seed, share):
     ev = QuestionsEvaluator(generate(seed, sessions=6, turns_per_session=8), counter=COUNTER)
     result = tune(ev, Target(share), strategies=("token_window",))
     assert_winner_is_cheapest_that_met(result)
     budget = result.winner.choice.params.get("budget", 600)
-    less = ev.measure(StrategyChoice("token_window", {"budget": budget - 1}))
+    step = max(1, budget // 100)  # token amounts are bisected to within 1 %
+    less = ev.measure(StrategyChoice("token_window", {"budget": budget - step}))
     assert sum(p.kept for p in less.points) / sum(p.total for p in less.points) < share
 
 
@@ -267,7 +268,7 @@ def test_a_malformed_questions_file_says_what_is_wrong(questions, message):
 @pytest.mark.parametrize("which", ["transcript", "questions"])
 def test_same_seed_same_trials_and_cancel_and_time_limit_stop(which, small_world):
     ev = transcript_evaluator() if which == "transcript" else small_world
-    names = ("summary_buffer", "retrieval")
+    names = ("window", "retrieval")
     a = tune(ev, Target(0.75), strategies=names, seed=5, refine=3)
     b = tune(ev, Target(0.75), strategies=names, seed=5, refine=3)
     assert [t.as_dict() for t in a.trials] == [t.as_dict() for t in b.trials]
