@@ -6,8 +6,10 @@ How it searches (a search, not a grid dump):
    (the evaluator's `room`). A bisection on that ladder finds the smallest value that meets
    the target, assuming more room never keeps less (counts exactly, token amounts to within
    1 %); both ends are tried first, so a strategy that cannot meet the target costs two
-   trials. Sizes are bisected in order, each with the
-   ones before it held at the values found (retrieval: k, then top_k, then recall_budget).
+   trials. Sizes are bisected in order, each with the ones before it held at the values
+   found and the ones after it at their defaults (retrieval: k, then top_k, then
+   recall_budget); if the first one misses even at its most room, it is tried once more
+   with the later sizes at their most room too.
 2. Around those values (each the value found or the rung below it) a seeded random search
    tries the other parameters (fold thresholds, placements, neighbour weights).
 3. It stops when every planned setting was tried, or at the time or trial limit, or when
@@ -168,10 +170,16 @@ class _Search:
             self.planned += 2 + max(1, len(rungs).bit_length()) + (refine if i == 0 else 0)
             close = TOKEN_PRECISION if is_token_amount(p) else 0.0
             at = self._bisect(name, p.name, rungs, found, close)
+            if at is None and i == 0 and len(sizes) > 1:
+                # its most room misses with the other sizes at their defaults: give them
+                # theirs too (retrieval: k=100 alone may miss, k with every turn retrieved not)
+                most = {q.name: self._most(q) for q in sizes[1:]}
+                at = self._bisect(name, p.name, rungs, most, close)
+                found.update(most if at is not None else {})
             if at is None:
                 if i == 0:
                     return  # even the most room misses the target: nothing to refine
-                continue  # this size stays at its default
+                continue  # this size stays where it was (its default, or its most room)
             found[p.name] = rungs[at]
             near[p.name] = [rungs[at]] + ([rungs[at - 1]] if at > 0 else [])
             if self.stop:
@@ -183,6 +191,11 @@ class _Search:
                 params[p.name] = self.rng.choice(space[p.name])
             if self.evaluate(StrategyChoice(name, _non_default(name, params)), "refine") is None:
                 return
+
+    def _most(self, p: Param) -> int:
+        """The largest value of a size the search tries (its room, within its limits)."""
+        low, cap = self.evaluator.room(p)
+        return ladder(p, cap, low=low)[-1]
 
     def _bisect(
         self,
