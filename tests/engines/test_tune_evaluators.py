@@ -347,3 +347,17 @@ def test_a_composition_of_pinned_and_recent_turns_is_searched_on_every_size(regi
     window = min((t for t in result.trials if t.meets and t.choice.name == "window"),
                  key=lambda t: t.tokens_per_turn)  # fmt: skip
     assert result.winner.tokens_per_turn < window.tokens_per_turn
+
+
+def test_a_first_size_that_misses_at_its_most_room_is_retried_with_the_others_roomy(registered):
+    from memory.compose import Block, Composition
+
+    # 50 tokens of recent turns hold nothing, whatever recent_k is: the budget must grow too
+    name = registered(Composition("tight_recent", (Block("recent", count=5, budget=50),)))
+    ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12,)), counter=COUNTER)
+    result = tune(ev, Target(1.0), strategies=(name,))
+    assert_winner_is_cheapest_that_met(result)
+    params = result.winner.choice.params
+    assert params["recent_k"] == 11 and params["recent_budget"] > 50
+    every_k = [t for t in result.trials if t.choice.params.get("recent_budget", 50) == 50]
+    assert every_k and not any(t.meets for t in every_k)
