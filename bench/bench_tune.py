@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cli.tune import frontier_table  # noqa: E402
 from engines.survival import SurvivalConfig  # noqa: E402
 from engines.tune import (  # noqa: E402
     COST_PER_TURN,
-    DEFAULT_STRATEGIES,
     Evaluator,
     FactsEvaluator,
     QuestionsEvaluator,
@@ -49,11 +49,7 @@ def show(title: str, result: TuneResult, wall: float, full_cost: float) -> None:
     per = Counter(t.choice.name for t in result.trials)
     print("settings tried per strategy: " + ", ".join(f"{k} {v}" for k, v in per.items()))
     print(f"wall time {wall:.2f} s ({wall / max(1, len(result.trials)) * 1000:.0f} ms a setting)")
-    width = max([44, *(len(t.label) for t in result.frontier)])
-    print(f"{'frontier':<{width}} {unit:>14} {'kept':>6}")
-    for t in result.frontier:
-        mark = "  <- cheapest meeting the target" if t is result.winner else ""
-        print(f"{t.label:<{width}} {t.tokens_per_turn:>14,.0f} {t.share:>6.0%}{mark}")
+    print(frontier_table(result).split("\n", 2)[2])  # the table, after the summary
     if result.winner is not None:
         ratio = result.winner.tokens_per_turn / full_cost
         print(
@@ -65,13 +61,7 @@ def show(title: str, result: TuneResult, wall: float, full_cost: float) -> None:
 def run(title: str, evaluator: Evaluator, target: Target, args: argparse.Namespace) -> float:
     full_cost = evaluator.measure(StrategyChoice("full")).cost
     started = time.perf_counter()
-    result = tune(
-        evaluator,
-        target,
-        strategies=DEFAULT_STRATEGIES,
-        seed=args.seed,
-        time_limit_s=args.time_limit,
-    )
+    result = tune(evaluator, target, seed=args.seed, time_limit_s=args.time_limit)  # all six
     wall = time.perf_counter() - started
     show(title, result, wall, full_cost)
     return wall
