@@ -10,8 +10,10 @@ How it searches (a search, not a grid dump):
    found and the ones after it at their defaults (retrieval: k, then top_k, then
    recall_budget); if the first one misses even at its most room, it is tried once more
    with the later sizes at their most room too.
-2. Around those values (each the value found or the rung below it) a seeded random search
-   tries the other parameters (fold thresholds, placements, neighbour weights).
+   From the smallest value that meets, it walks up the ladder while the cost falls (a
+   summary folded less often can cost less upkeep with a larger budget).
+2. Around those values (the cheapest found, the smallest that met, the rung below) a seeded
+   random search tries the other parameters (fold thresholds, placements, neighbour weights).
 3. It stops when every planned setting was tried, or at the time or trial limit, or when
    cancelled; the result says which, and how many settings were tried.
 The evaluator decides what is kept and what it costs (evaluator.py); the same seed and
@@ -153,7 +155,7 @@ class _Search:
             self.evaluate(StrategyChoice(name), "ladder")
             return
         found: dict[str, int] = {}
-        near: dict[str, list[int]] = {}  # each size: the value found and the rung below it
+        near: dict[str, list[int]] = {}  # each size: the value found, the smallest, one below
         others = [p for p in s.params if p not in sizes]
         refine = self.refine if others or len(sizes) > 1 else 0
         for i, p in enumerate(sizes):
@@ -172,8 +174,9 @@ class _Search:
                 if i == 0:
                     return  # even the most room misses the target: nothing to refine
                 continue  # this size stays where it was (its default, or its most room)
-            found[p.name] = rungs[at]
-            near[p.name] = [rungs[at]] + ([rungs[at - 1]] if at > 0 else [])
+            value = self._descend(name, p.name, rungs, at, found)
+            found[p.name] = value
+            near[p.name] = sorted({value, rungs[at]} | ({rungs[at - 1]} if at > 0 else set()))
             if self.stop:
                 return
         space = {p.name: _values(p) for p in others}
@@ -183,6 +186,39 @@ class _Search:
                 params[p.name] = self.rng.choice(space[p.name])
             if self.evaluate(StrategyChoice(name, _non_default(name, params)), "refine") is None:
                 return
+
+    def _descend(
+        self, name: str, param: str, rungs: list[int], at: int, fixed: Mapping[str, int]
+    ) -> int:
+        """The cheapest value at or above the smallest that meets the target (`rungs[at]`).
+        More room costs more for most strategies, but a summary folded less often can cost
+        less upkeep: walk up the rungs while the cost falls, then try the midpoints on either
+        side of the cheapest rung. One extra trial when the cost only grows."""
+
+        def trial(value: int) -> Trial | None:
+            choice = StrategyChoice(name, _non_default(name, {**fixed, param: value}))
+            return self.evaluate(choice, "ladder")
+
+        best = trial(rungs[at])
+        if best is None:
+            return rungs[at]
+        i = at
+        while i + 1 < len(rungs):
+            step = trial(rungs[i + 1])
+            if step is None or not step.meets or step.tokens_per_turn >= best.tokens_per_turn:
+                break
+            best, i = step, i + 1
+        value = rungs[i]
+        if i == at:
+            return value
+        for mid in (
+            (rungs[i - 1] + rungs[i]) // 2,
+            (rungs[i] + rungs[min(i + 1, len(rungs) - 1)]) // 2,
+        ):
+            t = trial(mid)
+            if t is not None and t.meets and t.tokens_per_turn < best.tokens_per_turn:
+                best, value = t, mid
+        return value
 
     def _most(self, p: Param) -> int:
         """The largest value of a size the search tries (its room, within its limits)."""
