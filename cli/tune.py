@@ -228,8 +228,8 @@ def frontier_table(result: Any) -> str:
 
     unit = "tokens/turn" if result.cost == COST_PER_TURN else "tokens/req"
     width = max([46, *(len(t.label) for t in result.frontier)])
-    lines = [result.summary(), "", f"{'frontier':<{width}} {unit:>11} {'kept':>6}"]
+    lines = [result.summary(), "", f"{'frontier':<{width}} {unit:>11} {'kept':>7}"]
     for t in result.frontier:
         mark = "  <- cheapest meeting the target" if t is result.winner else ""
-        lines.append(f"{t.label:<{width}} {t.tokens_per_turn:>11,.0f} {t.share:>6.0%}{mark}")
+        lines.append(f"{t.label:<{width}} {t.tokens_per_turn:>11,.0f} {t.share:>7.1%}{mark}")
     return "\n".join(lines)
