@@ -44,6 +44,8 @@ def test_tune_prints_the_frontier_as_a_table():
         (["--target", "lots"], "a share like 0.9 or 90%"),
         (["--probe-turns", "6", "--at", "9"], "judge only at turns that are probed"),
         (["--strategy", "nope"], "unknown strategy"),
+        (["--max-trials", "0"], "expected 1 or more, got 0"),
+        (["--time-limit", "-1"], "the time limit must be above 0 s"),
     ],
 )
 def test_tune_bad_usage_exits_2_with_a_message(args, message):
