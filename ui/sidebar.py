@@ -95,6 +95,8 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
         )
     if not applied:
         return None
+    # the "Add a lane" box starts empty again: its widgets get new keys
+    st.session_state[ADD_ROUND] = st.session_state.get(ADD_ROUND, 0) + 1
     if not lanes:
         st.sidebar.error("Pick at least one strategy.")
         return None
@@ -119,6 +121,7 @@ def split_lanes(lanes: tuple[LaneChoice, ...]) -> tuple[list[LaneChoice], list[L
 
 
 SESSION_MODEL = "the session's"
+ADD_ROUND = "lane-add-round"
 
 
 def extra_lanes(
@@ -141,12 +144,12 @@ def extra_lanes(
             if not st.checkbox("Remove this lane", key=f"lane-remove-{label}"):
                 kept.append(LaneChoice(lane.strategy, values, own))
     with st.expander("Add a lane (same strategy, other model or parameters)"):
-        names = list(REGISTRY)
+        names, round_ = list(REGISTRY), st.session_state.get(ADD_ROUND, 0)
         strategy = st.selectbox(
-            "Strategy", ["—", *names], key="lane-add-strategy",
+            "Strategy", ["—", *names], key=f"lane-add-strategy-{round_}",
             format_func=lambda n: n if n == "—" else f"{REGISTRY[n].title} ({n})",
         )  # fmt: skip
-        own = own_model("add", None, session)
+        own = own_model(f"add-{round_}", None, session)
         st.caption("Parameters: the strategy's lane's, editable after Apply.")
     if strategy != "—":
         same = next((lane for lane in config.lanes if lane.strategy == strategy), None)
