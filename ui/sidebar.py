@@ -165,16 +165,16 @@ def own_model(
     session's (typed in above for the same provider, else secrets, else the environment)."""
     names = [SESSION_MODEL, *catalog.PRESETS]
     preset = st.selectbox(
-        "Provider", names, index=names.index(current.preset) if current else 0,
+        "Lane provider", names, index=names.index(current.preset) if current else 0,
         key=f"lane-preset-{key}",
         format_func=lambda n: n if n == SESSION_MODEL else catalog.preset(n).label,
     )  # fmt: skip
     model = st.text_input(
-        "Model", current.model if current else "", key=f"lane-model-{key}",
+        "Lane model", current.model if current else "", key=f"lane-model-{key}",
         placeholder="the provider's default",
     )  # fmt: skip
     url = st.text_input(
-        "Base URL", (current.base_url if current else None) or "", key=f"lane-url-{key}",
+        "Lane base URL", (current.base_url if current else None) or "", key=f"lane-url-{key}",
         placeholder="the provider's (editable endpoints only)",
     )  # fmt: skip
     if preset == SESSION_MODEL:
