@@ -115,3 +115,28 @@ def write_fixture() -> None:  # pragma: no cover - run by hand to rewrite the fi
     for text in fincoach.DEMO_TURNS[:2]:
         session.run_turn(text)
     FIXTURE.write_text(export.to_json(SavedSession.from_session(session)))
+
+
+def test_each_lane_is_costed_at_its_own_model_price():
+    from providers import catalog
+
+    session = Session(
+        system_prompt=fincoach.SYSTEM_PROMPT,
+        lanes=[LaneSpec("full"), LaneSpec("full", provider=openai("gpt-4o"))],
+        provider=openai("gpt-4o-mini"),
+        transport=FakeTransport(),
+    )
+    for text in fincoach.DEMO_TURNS[:2]:
+        session.run_turn(text)
+    saved = SavedSession.from_session(session)
+    mini, big = (catalog.preset("openai").model(m).price for m in ("gpt-4o-mini", "gpt-4o"))
+    summaries = {s.lane: s.cost for s in export.lane_summaries(saved, export.price_of(saved))}
+    records = session.records()
+    assert summaries["full"] == pytest.approx(sum(r.cost(mini) for r in records["full"]))
+    assert summaries["full · gpt-4o"] == pytest.approx(
+        sum(r.cost(big) for r in records["full · gpt-4o"])
+    )
+    assert summaries["full · gpt-4o"] > 10 * summaries["full"]  # same tokens, 16x the price
+    rows = export.turn_rows(saved, export.price_of(saved))
+    by_lane = {(r["lane"], r["turn"]): r["cost_usd"] for r in rows}
+    assert by_lane[("full · gpt-4o", 1)] == round(records["full · gpt-4o"][0].cost(big), 8)
