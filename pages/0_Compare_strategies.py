@@ -31,6 +31,7 @@ if applied is not None:
     st.session_state.config = config = applied
     st.session_state.session = None
     st.session_state.demo_queue = []
+    st.rerun()  # redraw the sidebar from the applied settings (an emptied "Add a lane" box)
 
 if st.session_state.session is None:
     try:
