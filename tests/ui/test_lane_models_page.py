@@ -37,6 +37,7 @@ def test_a_second_summary_buffer_lane_on_another_model_answers_a_turn(fake_trans
     assert SB in session.lanes and SB_MINI in session.lanes and len(session.lanes) == 7
     headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert "#### Summary buffer · gpt-4o-mini" in headers
+    assert any("(1 lane on its own model)" in c.value for c in at.caption)
     ok(at.chat_input[0].set_value("Hi! I'm Chiru.").run())
     records = {n: lane.turns[-1] for n, lane in session.lanes.items()}
     assert all(r.ok for r in records.values()), records
