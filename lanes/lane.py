@@ -7,9 +7,8 @@ marked with its error, and `Lane.retry` can resend it while it is still the late
 A cancelled turn (the user pressed Stop) is recorded as `cancelled` and, like a failed one,
 leaves nothing in memory: the turn runs on a fork of the strategy that is dropped on cancel.
 
-Over 400 lines on purpose: the turn records (TurnAccount, MaintenanceRecord, LaneTurn) and the
-Lane that writes them stay together, since what a failed or cancelled turn leaves in memory
-and what its record says are one rule.
+Past 400 lines on purpose: the records a lane writes (TurnAccount, MaintenanceRecord,
+LaneTurn) and the Lane writing them are one contract, read together.
 """
 
 from __future__ import annotations
@@ -265,6 +264,12 @@ def _cache_detail(usage: Any, name: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def lane_title(title: str, strategy: str, label: str) -> str:
+    """A strategy's title plus whatever a lane's label adds to the strategy name."""
+    extra = label[len(strategy) :] if label.startswith(strategy) else ""
+    return title + extra if extra else (title if label == strategy else label)
+
+
 def _never() -> bool:
     return False
 
@@ -290,8 +295,12 @@ class Lane:
         params: Mapping[str, Any] | None = None,
         summarize: ModelFn | None = None,
         extract: ModelFn | None = None,
+        label: str | None = None,
+        provider: Mapping[str, Any] | None = None,
     ) -> None:
-        self.name = strategy_name
+        self.name = label or strategy_name  # the lane's key in its session (lanes/labels.py)
+        self.strategy_name = strategy_name
+        self.provider = dict(provider) if provider else None  # its own provider, public form
         self.spec = spec(strategy_name)
         self.params = dict(params or {})
         self.counter = counter
@@ -308,7 +317,8 @@ class Lane:
 
     @property
     def title(self) -> str:
-        return self.spec.title
+        """The strategy's title, then what the label adds ('Summary + buffer · gpt-4o-mini')."""
+        return lane_title(self.spec.title, self.strategy_name, self.name)
 
     def conversation_turn(self, index: int) -> int:
         """The conversation turn number of the strategy's history entry `index` (1-based)."""
@@ -438,12 +448,13 @@ class Lane:
     def memory_state(self) -> dict[str, Any]:
         """The lane's memory as plain data (strategy, parameters, memory, turn numbers), without
         the turn records: what a store saves after every turn."""
-        return {
-            "strategy": self.name,
+        state = {
+            "strategy": self.strategy_name,
             "params": dict(self.params),
             "memory": self.strategy.snapshot(),
             "turn_numbers": list(self._turn_numbers),
         }
+        return state if self.provider is None else {**state, "provider": dict(self.provider)}
 
     def snapshot(self) -> dict[str, Any]:
         """The lane as plain data: strategy, parameters, memory state and every turn record."""

@@ -16,7 +16,7 @@ import streamlit as st
 
 from engines import transcripts
 from lanes import jobs
-from lanes.session import LaneSpec
+from lanes.lane import lane_title
 from memory.registry import REGISTRY
 from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
@@ -55,7 +55,12 @@ def label(info: SessionInfo) -> str:
 
 
 def titles(names: tuple[str, ...]) -> str:
-    return ", ".join(REGISTRY[n].title if n in REGISTRY else n for n in names)
+    """Lane labels as titles ('Summary buffer · gpt-4o-mini'); unknown ones as they are."""
+    strategies = [n.split(" ", 1)[0] for n in names]
+    return ", ".join(
+        lane_title(REGISTRY[s].title, s, n) if s in REGISTRY else n
+        for s, n in zip(strategies, names, strict=True)
+    )
 
 
 def flash(message: str) -> None:
@@ -310,14 +315,16 @@ def start_replay(
 ) -> None:
     provider = settings_for(config.provider)
     maintenance = maintenance_settings(config.provider)
-    params = {lane.strategy: dict(lane.params) for lane in config.lanes}
-    lanes = [LaneSpec(s, params.get(s, REGISTRY[s].defaults())) for s in strategies]
-    app = persistence.app_settings(
-        config.replace(
-            system_prompt=system_prompt,
-            lanes=tuple(LaneChoice(s.strategy, dict(s.params)) for s in lanes),
-        )
-    )
+    # each picked strategy's lanes on the main page (their own models too), else its defaults
+    chosen = [
+        lane
+        for s in strategies
+        for lane in [x for x in config.lanes if x.strategy == s]
+        or [LaneChoice(s, REGISTRY[s].defaults())]
+    ]
+    run = config.replace(system_prompt=system_prompt, lanes=tuple(chosen))
+    lanes = persistence.lane_specs(run)
+    app = persistence.app_settings(run)
 
     def work(job: jobs.Job) -> str:
         session = transcripts.replay(
@@ -411,7 +418,7 @@ with import_tab:
                 strategies = list(
                     strategy_picker(
                         by_name(),
-                        [lane.strategy for lane in config.lanes],
+                        list(dict.fromkeys(lane.strategy for lane in config.lanes)),
                         key="replay-strategies",
                         titles=True,
                     ).keys
@@ -426,7 +433,7 @@ with import_tab:
                 name = st.text_input("Name of the replayed session", f"Replay of {base}")
                 st.caption(
                     f"Model: {config.provider_caption()} (change it in the main page's sidebar)."
-                    " Strategies use the main page's parameters."
+                    " Strategies use the main page's lanes: their parameters and own models."
                 )
                 go = st.form_submit_button("▶ Replay", type="primary", disabled=running)
             if go:
