@@ -200,6 +200,7 @@ try:
     config = settings.config()
     target = settings.target(config)
 except (SurvivalConfigError, MemoryLabError, ValueError) as exc:
+    config = None
     st.error(f"Cannot search: {exc}")
 if config is not None:
     where = (

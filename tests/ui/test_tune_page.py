@@ -1,0 +1,119 @@
+"""The Tune page through AppTest: a small search, its frontier and winner, cancel, bad
+settings, and "Add as lane" putting the winner on the main page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engines.survival import SurvivalConfig
+from engines.tune import Target, tune
+from tests.ui.conftest import ROOT
+from tests.ui.test_survival_page import button, run_until, text_input
+from ui.app_state import AppConfig, LaneChoice
+from ui.navigation import MAIN_PAGE
+
+PAGE = "pages/6_Tune.py"
+SMALL = ("window", "token_window")
+
+
+def tune_page() -> AppTest:
+    """The whole app (navigation included), switched to the Tune page."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def apply(at: AppTest, *, turns: str = "2, 5, 10", strategies=SMALL, at_n: str = "") -> AppTest:
+    text_input(at, "Probe turns N").set_value(turns)
+    text_input(at, "Judge the target at N (blank: every probe turn)").set_value(at_n)
+    at.button_group(key="tune-strategies").set_value(list(strategies))
+    button(at, "Apply settings").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def search(at: AppTest) -> AppTest:
+    button(at, "▶ Search").click().run()
+    run_until(at, lambda a: bool(a.session_state.tune_result), timeout=120)
+    return at
+
+
+def test_a_small_search_shows_why_it_stopped_the_frontier_and_the_winner():
+    at = search(apply(tune_page()))
+    expected = tune(SurvivalConfig(probe_turns=(2, 5, 10)), Target(1.0), strategies=SMALL)
+    assert expected.winner is not None
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{len(expected.trials)} settings tried**" in text
+    assert "stopped because **every planned setting was tried**" in text
+    assert any(expected.winner.label in s.value for s in at.success)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    star = next(t for t in figure["data"] if t["name"] == "cheapest meeting the target")
+    assert star["x"] == [pytest.approx(expected.winner.tokens_per_turn, abs=0.01)]
+    assert {t["name"] for t in figure["data"]} >= {*SMALL, "frontier"}
+    table = at.dataframe[0].value
+    assert len(table) == len(expected.trials)
+    assert list(table.loc[table["winner"], "setting"]) == [expected.winner.label]
+    # no tried setting that met the target was cheaper than the one starred
+    met = table[table["meets target"]]
+    assert met["tokens/turn"].min() == table.loc[table["winner"], "tokens/turn"].iloc[0]
+    labels = [d.label for d in at.get("download_button")]
+    assert "Download CSV" in labels and "Download JSON" in labels
+
+
+def test_cancel_stops_the_search_and_keeps_what_was_tried():
+    at = apply(tune_page(), turns="2, 200, 600, 1000", strategies=["full", "summary_buffer"])
+    button(at, "▶ Search").click().run()
+    assert any("settings tried" in (p.proto.text or "") or "Starting" in (p.proto.text or "")
+               for p in at.get("progress"))  # fmt: skip
+    at.button(key="tune-cancel").click().run()
+    run_until(at, lambda a: bool(a.session_state.tune_result), timeout=120)
+    result = at.session_state.tune_result
+    assert result["stop_reason"] == "cancelled"
+    assert "stopped because **cancelled**" in " ".join(m.value for m in at.markdown)
+    assert len(at.dataframe[0].value) == result["tried"]
+
+
+@pytest.mark.parametrize(
+    ("turns", "at_n", "message"),
+    [
+        ("2, x", "", "probe turns are whole numbers"),
+        ("2, 5", "7", "N=7, which is not a probe turn"),
+        ("1", "", "probe turns start at 2"),
+    ],
+)
+def test_bad_settings_are_named_and_nothing_runs(turns, at_n, message):
+    at = apply(tune_page(), turns=turns, at_n=at_n)
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert not [b for b in at.button if b.label == "▶ Search"]
+
+
+def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
+    at = tune_page()
+    at.file_uploader(key="tune-facts-file").upload("facts.json", b"{not json", "application/json")
+    button(at, "Apply settings").click().run()
+    assert any("Could not read facts.json" in e.value and "not valid JSON" in e.value
+               for e in at.error)  # fmt: skip
+    assert len(at.session_state.tune_settings.use_facts) == 4  # FinCoach's, untouched
+
+
+def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
+    at = tune_page()
+    at.session_state["config"] = AppConfig.default().replace(lanes=(LaneChoice("full"),))
+    at = search(apply(at, at_n="10"))
+    winner = at.session_state.tune_result["winner"]
+    at.button(key="tune-add-lane").click().run()
+    assert any("added the lane" in s.value for s in at.success)
+    lanes = at.session_state.config.lanes
+    assert [lane.strategy for lane in lanes] == ["full", winner["strategy"]]
+    assert {**lanes[1].params, **winner["params"]} == lanes[1].params
+    at.switch_page(MAIN_PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert len(headers) == 2 and headers[0] == "#### Full buffer"
+    assert any(winner["label"].split(" ", 1)[-1].strip("()") in c.value for c in at.caption)
