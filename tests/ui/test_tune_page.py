@@ -103,17 +103,24 @@ def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
 
 def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
     at = tune_page()
-    at.session_state["config"] = AppConfig.default().replace(lanes=(LaneChoice("full"),))
+    start = (LaneChoice("full"), LaneChoice("window", {"k": 3}))
+    at.session_state["config"] = AppConfig.default().replace(lanes=start)
     at = search(apply(at, at_n="10"))
     winner = at.session_state.tune_result["winner"]
+    assert winner["strategy"] == "token_window"
     at.button(key="tune-add-lane").click().run()
-    assert any("added the lane" in s.value for s in at.success)
+    assert any("Added the lane" in s.value for s in at.success)
     lanes = at.session_state.config.lanes
-    assert [lane.strategy for lane in lanes] == ["full", winner["strategy"]]
-    assert {**lanes[1].params, **winner["params"]} == lanes[1].params
+    assert lanes[:2] == start and len(lanes) == 3
+    assert lanes[2].strategy == "token_window" and lanes[2].params == winner["params"]
+    at.button(key="tune-add-lane").click().run()  # twice: not added again
+    assert any("already on the main page" in s.value for s in at.success)
+    assert len(at.session_state.config.lanes) == 3
     at.switch_page(MAIN_PAGE)
     at.run()
     assert not at.exception, at.exception
     headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
-    assert len(headers) == 2 and headers[0] == "#### Full buffer"
-    assert any(winner["label"].split(" ", 1)[-1].strip("()") in c.value for c in at.caption)
+    assert len(headers) == 3 and headers[0] == "#### Full buffer"
+    assert any("Added the lane" in i.value for i in at.info)
+    budget = f"budget={winner['params']['budget']}"
+    assert any(budget in c.value for c in at.caption), [c.value for c in at.caption]
