@@ -13,8 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memory.compose import Composition
 from memory.errors import DuplicateStrategy, InvalidParameter, UnknownStrategy
 from memory.strategies.base import Strategy
+from memory.strategies.composed import composed_class
 from memory.strategies.entity import EntityMemory
 from memory.strategies.full import FullBuffer
 from memory.strategies.hybrid import Hybrid
@@ -48,6 +50,7 @@ class StrategySpec:
     cls: type[Strategy]
     params: tuple[Param, ...]
     color: str
+    composition: Composition | None = None  # set for a strategy made of blocks
 
     @property
     def title(self) -> str:
@@ -101,6 +104,71 @@ def register(cls: type[Strategy], *params: Param, color: str | None = None) -> S
 def unregister(name: str) -> None:
     """Remove a registered strategy (for tests that register a throwaway one)."""
     REGISTRY.pop(name, None)
+
+
+# help text and limits of a composition's parameters (memory/compose.py names them)
+_COMPOSED_PARAMS: dict[str, tuple[str, float | None, float | None]] = {
+    "budget": ("token budget for the whole prompt", 1, 1_000_000),
+    "pinned_first": ("the first N turns are always sent", 0, 1000),
+    "pinned_budget": ("token budget for the pinned turns", 0, 1_000_000),
+    "summary_budget": ("most tokens the summary may take", 1, 1_000_000),
+    "summary_trigger": ("fold once the prompt passes this share of the budget", 0.05, 1.0),
+    "summary_fold_to": ("fold down to this share of the budget", 0.05, 1.0),
+    "summary_placement": ("where the summary goes", None, None),
+    "summary_note": ("tell the model that earlier turns were summarised", None, None),
+    "facts_budget": ("most tokens the known-facts block may take", 0, 1_000_000),
+    "retrieved_top_k": ("most older turns retrieved by relevance", 0, 1000),
+    "retrieved_budget": ("token budget for the retrieved turns", 0, 1_000_000),
+    "retrieved_share": ("share of the overall budget for retrieved turns", 0.0, 0.9),
+    "retrieved_neighbours": ("weight of neighbouring turns' scores", 0.0, 1.0),
+    "recent_k": ("recent turns kept verbatim", 0, 1000),
+    "recent_budget": ("token budget for the recent turns", 0, 1_000_000),
+}
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "summary_placement": ("system", "message"),
+    "summary_note": (False, True),
+}
+
+
+def composition_params(composition: Composition) -> tuple[Param, ...]:
+    """The Params of a composition: its overall `budget` first (the tuner's size), then each
+    block's numbers and choices by clear names (`recent_k`, `summary_budget`, ...)."""
+    out: list[Param] = []
+    for name, value in composition.values().items():
+        text, low, high = _COMPOSED_PARAMS[name]
+        in_label = name in ("budget", "recent_k") or (name == "recent_budget" and not out)
+        out.append(Param(name, value, text, low, high, _CHOICES.get(name, ()), in_label))
+    return tuple(out)
+
+
+def register_composition(composition: Composition, *, color: str | None = None) -> StrategySpec:
+    """Register a composition as a strategy like any other (its own spare colour unless one is
+    given); a name that is taken (a built-in, another composition) is refused."""
+    cls = composed_class(composition)
+    if cls.name in REGISTRY:
+        raise DuplicateStrategy(
+            f"a strategy named {cls.name!r} is already registered: rename the composition"
+        )
+    taken = {s.color for s in REGISTRY.values()}
+    spare = [c for c in SPARE_COLORS if c not in taken] or list(SPARE_COLORS)
+    shade = color or spare[0]
+    params = composition_params(composition)
+    spec_ = StrategySpec(cls.name, cls, params, shade, composition)
+    REGISTRY[cls.name] = spec_
+    return spec_
+
+
+def unregister_composition(name: str) -> None:
+    """Remove a registered composition; a built-in strategy cannot be removed this way."""
+    found = REGISTRY.get(name)
+    if found is not None and found.composition is None:
+        raise InvalidParameter(f"{name!r} is a built-in strategy, not a composition")
+    REGISTRY.pop(name, None)
+
+
+def compositions() -> tuple[Composition, ...]:
+    """The registered compositions, in registration order."""
+    return tuple(s.composition for s in REGISTRY.values() if s.composition is not None)
 
 
 K = Param("k", 3, "recent turns kept verbatim", minimum=0, maximum=100, in_label=True)

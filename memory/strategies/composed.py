@@ -1,0 +1,368 @@
+"""A strategy that runs a Composition (memory/compose.py): a general interpreter of its blocks.
+
+Each turn, in this order:
+1. the system prompt, the pinned turns and the new message must fit the overall budget
+   (ContextOverflow naming them otherwise); nothing else is required;
+2. a "threshold" summary folds the oldest unsummarised turns until the resting prompt plus the
+   new message fits the budget (a failed fold stops folding);
+3. the facts block is left out if it is over its own budget; then, while the system text
+   with summary and facts would not fit with the new message, they are left out in give-way
+   order;
+4. the turn blocks fill the room left, the block that gives way last first: "recent" takes the
+   newest unsummarised turns (its count, its budget, the room), "retrieved" packs the
+   best-ranked turns older than the recent block's pick into its budget, its share of the
+   overall budget and the room.
+After a turn: the retrieval index learns it, the extractor updates the facts, then the summary
+folds (every turn, or past its trigger). Assembly is the base class's, so a composition sends
+exactly what a built-in with the same blocks sends (tests/memory/test_compose_equivalence.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from memory.bm25 import BM25Index
+from memory.compose import Block, Composition
+from memory.errors import ContextOverflow, InvalidParameter
+from memory.strategies.base import Strategy
+from memory.strategies.entity import extract_facts
+from memory.strategies.retrieval import pack
+from memory.strategies.token_window import check_budget
+from memory.tokens import TokenCounter
+from memory.types import MaintenanceCall, ModelFn, Part, Request, TokenCount, Turn
+
+
+class Composed(Strategy):
+    """Runs `composition` (set on the subclass `composed_class` makes for each composition)."""
+
+    composition: ClassVar[Composition]
+
+    def __init__(
+        self,
+        system_prompt: str,
+        *,
+        counter: TokenCounter,
+        summarize: ModelFn | None = None,
+        extract: ModelFn | None = None,
+        **values: Any,
+    ) -> None:
+        comp = self.composition.with_values(values) if values else self.composition
+        summary = comp.block("summary")
+        super().__init__(
+            system_prompt,
+            counter=counter,
+            summarize=summarize,
+            extract=extract,
+            summary_placement="message" if summary and summary.placement == "message" else "system",
+            summary_note=bool(summary and summary.note),
+            trigger=summary.trigger if summary else 0.8,
+        )
+        self.comp = comp
+        self.budget: int | None = None
+        if comp.budget is not None:
+            self.budget = check_budget(comp.budget, counter.count(system_prompt))
+        self.summary_block = summary
+        self.facts_block = comp.block("facts")
+        self.recent_block = comp.block("recent")
+        self.retrieved_block = comp.block("retrieved")
+        self.pinned_block = comp.block("pinned")
+        self.index = BM25Index()
+        self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
+        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
+
+    # --- the blocks' picks ------------------------------------------------------------------
+
+    def pinned_turns(self) -> list[int]:
+        """The pinned turns that exist so far, ascending, within the pinned block's budget."""
+        block = self.pinned_block
+        if block is None:
+            return []
+        n = len(self.history)
+        wanted = sorted({*block.turns, *range(1, block.first + 1)})
+        chosen = [i for i in wanted if i <= n]
+        if block.budget is None:
+            return chosen
+        kept, used = [], 0
+        for index in chosen:
+            cost = self.history.tokens([index])
+            if used + cost <= block.budget:
+                kept.append(index)
+                used += cost
+        return kept
+
+    def unsummarised(self, pinned: set[int]) -> list[int]:
+        """Turns not yet folded into the summary and not pinned, oldest first."""
+        start = len(self.summarised) + 1
+        return [i for i in range(start, len(self.history) + 1) if i not in pinned]
+
+    def recent_pick(self, candidates: list[int], room: int | None) -> list[int]:
+        """The recent block's turns: the last `count`, then the newest in its budget and room."""
+        block = self.recent_block
+        if block is None:
+            return []
+        picked = candidates
+        if block.count is not None:
+            picked = picked[max(0, len(picked) - block.count) :] if block.count else []
+        for cap in (block.budget, room):
+            if cap is not None:
+                picked = self.newest_fitting(picked, cap)
+        return picked
+
+    def retrieve(
+        self, user_text: str, older: int, room: int | None, pinned: set[int]
+    ) -> list[tuple[int, float]]:
+        """Turns 1..older (not pinned) best matching the message, packed in the block's caps."""
+        block = self.retrieved_block
+        if block is None or older <= 0 or block.top_k == 0:
+            return []
+        share = None
+        if block.share is not None and self.budget is not None:
+            share = math.floor(block.share * self.budget)
+        caps = [c for c in (block.budget, share, room) if c is not None]
+        cap = min(caps) if caps else 0  # 0: no token cap
+        if caps and cap <= 0:
+            return []
+        best = self.index.best(user_text, max_id=older, neighbours=block.neighbours)
+        ranked = (hit for hit in best if hit[0] not in pinned)
+        limit = older if block.top_k is None else block.top_k
+        taken = pack(
+            ranked,
+            self.turn_tokens.__getitem__,
+            budget=cap,
+            limit=limit,
+            smallest=self.smallest_turn,
+        )
+        return sorted(taken)
+
+    def facts_tokens(self) -> int:
+        """What the known-facts block adds to the system text."""
+        count = self.counter.count
+        return count(self.system_text(None)) - count(self.system_prompt)
+
+    # --- building a request ------------------------------------------------------------------
+
+    def _build(self, user_text: str) -> Request:
+        budget = self.budget
+        pinned = self.pinned_turns()
+        pinned_set = set(pinned)
+        pinned_tokens = self.history.tokens(pinned)
+        message = self.counter.count(user_text)
+        if budget is not None:
+            needed = self.counter.count(self.system_prompt) + pinned_tokens + message
+            if needed > budget:
+                what = "the system prompt, the pinned turns and the new message"
+                raise ContextOverflow(
+                    needed, budget, what=what if pinned else "the system prompt and the new message"
+                )
+        calls: list[MaintenanceCall] = []
+        if budget is not None and self._threshold():
+            calls = self.compress(budget, reserve=message)
+        notes: list[str] = []
+        keep = {"summary": self.summary_block is not None, "facts": self.facts_block is not None}
+        limit = self.facts_block.budget if self.facts_block else None
+        if keep["facts"] and limit is not None and self.facts and self.facts_tokens() > limit:
+            keep["facts"] = False
+            notes.append(f"the known-facts block was left out: it is over its {limit}-token budget")
+
+        def fixed() -> int:
+            summary = self.summary if keep["summary"] else None
+            return self.fixed_tokens(user_text, summary, facts=keep["facts"]) + pinned_tokens
+
+        order = self.comp.yield_order()
+        if budget is not None:
+            for kind in order:
+                if fixed() <= budget:
+                    break
+                if keep.get(kind):
+                    keep[kind] = False
+                    if kind == "summary" and not self.summary:
+                        continue
+                    notes.append(f"the {kind} block gave way this turn: the new message must fit")
+        room = None if budget is None else budget - fixed()
+        candidates = self.unsummarised(pinned_set)
+        wanted = self.recent_pick(candidates, room)
+        older = (wanted[0] if wanted else len(self.history) + 1) - 1
+        recent: list[int] = []
+        hits: list[tuple[int, float]] = []
+        for kind in reversed(order):  # the block that gives way last takes its room first
+            if kind == "recent":
+                recent = wanted if room is None else self.newest_fitting(wanted, room)
+                taken = recent
+            elif kind == "retrieved":
+                hits = self.retrieve(user_text, older, room, pinned_set)
+                taken = [d for d, _ in hits]
+            else:
+                continue
+            if room is not None:
+                room -= self.history.tokens(taken)
+        retrieved = [d for d, _ in hits]
+        notes.extend(f"turn {d}: retrieved, score {s:.2f}" for d, s in hits)
+        if len(recent) < len(wanted):
+            notes.append("the oldest recent turns gave way this turn to fit the budget")
+        return self.request(
+            user_text,
+            sorted([*pinned, *retrieved, *recent]),
+            budget=budget,
+            retrieved=retrieved,
+            maintenance=calls,
+            notes=notes,
+            with_summary=keep["summary"],
+            with_facts=keep["facts"],
+        )
+
+    def _threshold(self) -> bool:
+        return self.summary_block is not None and self.summary_block.policy == "threshold"
+
+    # --- upkeep -------------------------------------------------------------------------------
+
+    def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
+        self._restored_turn(turn)
+        calls: list[MaintenanceCall] = []
+        if self.facts_block is not None:
+            calls.append(extract_facts(self, turn))
+        block = self.summary_block
+        if block is None:
+            return calls
+        if block.policy == "every_turn":
+            recent = self.recent_block
+            spared = recent.count if recent is not None and recent.count is not None else 0
+            due = list(range(len(self.summarised) + 1, len(self.history) + 1 - spared))
+            if due:
+                calls.append(self.fold(due))
+        elif self.budget is not None and self.resting_tokens() > math.floor(
+            block.trigger * self.budget
+        ):
+            calls.extend(self.compress(math.floor(block.fold_to * self.budget)))
+        return calls
+
+    def resting_tokens(self) -> int:
+        """System text (with summary and facts), summary messages and the unsummarised turns."""
+        pinned = set(self.pinned_turns())
+        return (
+            self.counter.count(self.system_text(self.summary))
+            + self.counter.count_messages(self.summary_messages(self.summary))
+            + self.history.tokens(self.unsummarised(pinned))
+        )
+
+    def compress(self, limit: int, *, reserve: int = 0) -> list[MaintenanceCall]:
+        """Fold the fewest oldest turns that bring resting tokens + `reserve` to `limit`, again
+        after each fold (a summary can grow); stops when a fold fails or nothing is left."""
+        calls: list[MaintenanceCall] = []
+        pinned = set(self.pinned_turns())
+        excess = self.resting_tokens() + reserve - limit
+        while excess > 0 and len(self.summarised) < len(self.history):
+            first = len(self.summarised) + 1
+            last, freed = first, 0
+            for last in range(first, len(self.history) + 1):
+                freed += 0 if last in pinned else self.history.tokens([last])
+                if freed >= excess:
+                    break
+            call = self.fold(list(range(first, last + 1)))
+            calls.append(call)
+            if not call.ok:
+                break
+            excess = self.resting_tokens() + reserve - limit
+        return calls
+
+    def summary_cap(self) -> int | None:
+        block = self.summary_block
+        if block is not None and block.budget is not None:
+            return max(1, block.budget)
+        if self.budget is not None and self._threshold():
+            return max(1, (self.budget - self.counter.count(self.system_text(None))) // 2)
+        return None
+
+    # --- index and copies ------------------------------------------------------------------------
+
+    def _restored_turn(self, turn: Turn) -> None:
+        tokens = self.history.tokens([turn.index])
+        self.turn_tokens.append(tokens)
+        self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens
+        if self.retrieved_block is not None:
+            self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+
+    def _fork_extra(self, other: Strategy) -> None:
+        assert isinstance(other, Composed)
+        other.index = self.index.copy()
+        other.turn_tokens = list(self.turn_tokens)
+
+    def _parts(
+        self,
+        system: str,
+        extra: Any,
+        verbatim: Any,
+        retrieved: Any,
+        user_text: str,
+        tokens: TokenCount,
+        *,
+        with_facts: bool = True,
+        with_summary: bool = True,
+    ) -> tuple[Part, ...]:
+        """The base split, with the pinned turns taken out of "recent" into their own part."""
+        parts = super()._parts(
+            system, extra, verbatim, retrieved, user_text, tokens,
+            with_facts=with_facts, with_summary=with_summary,
+        )  # fmt: skip
+        pinned = tuple(i for i in self.pinned_turns() if i in set(verbatim))
+        if not pinned:
+            return parts
+        out = []
+        for part in parts:
+            if part.name == "pinned":
+                part = Part("pinned", self.history.tokens(pinned), pinned)
+            elif part.name == "recent":
+                rest = tuple(i for i in part.turns if i not in pinned)
+                part = Part("recent", self.history.tokens(rest), rest)
+            out.append(part)
+        return tuple(out)
+
+
+def composed_class(composition: Composition) -> type[Composed]:
+    """A Composed subclass for `composition`: its name, title and description, and which
+    model functions it needs, as class attributes (as every registered strategy has them)."""
+    if not isinstance(composition, Composition):
+        raise InvalidParameter(f"a Composition is required, got {type(composition).__name__}")
+    attrs: dict[str, Any] = {
+        "name": composition.name,
+        "title": composition.title or composition.name.replace("_", " ").capitalize(),
+        "description": composition.description or describe(composition),
+        "uses_summary": composition.uses_summary,
+        "uses_facts": composition.uses_facts,
+        "composition": composition,
+    }
+    return type(f"Composed_{composition.name}", (Composed,), attrs)
+
+
+def compose_strategy(
+    composition: Composition,
+    system_prompt: str,
+    *,
+    counter: TokenCounter,
+    summarize: ModelFn | None = None,
+    extract: ModelFn | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> Composed:
+    """A running strategy for `composition` (registered or not), with some values changed."""
+    cls = composed_class(composition)
+    return cls(
+        system_prompt, counter=counter, summarize=summarize, extract=extract, **dict(values or {})
+    )
+
+
+def describe(composition: Composition) -> str:
+    """A one-line description from the blocks: 'pinned + summary + recent turns, in 800 tokens'."""
+    names = {"recent": "recent turns", "retrieved": "retrieved turns", "facts": "known facts"}
+    text = " + ".join(_describe_block(b, names.get(b.kind, b.kind)) for b in composition.blocks)
+    if composition.budget is not None:
+        text += f", within {composition.budget} tokens"
+    return text[0].upper() + text[1:] + "."
+
+
+def _describe_block(block: Block, name: str) -> str:
+    if block.kind == "recent" and block.count is not None:
+        name = f"last {block.count} turns"
+    if block.budget is not None:
+        name += f" ({block.budget} tokens)"
+    return name
