@@ -1,0 +1,209 @@
+"""Composer: build a memory strategy from blocks with no code, preview it, use it.
+
+Start from a built-in (written as blocks by memory/compose.py's `builtin_composition`) or a
+JSON file; edit the blocks (kind, send order, budget, the settings of each kind), the
+overall budget, the give-way order and the name. Every change is previewed at once on the
+main page's conversation (or the FinCoach demo): the payload it would send now and its token
+split by block, next to any strategies to compare. Problems are shown next to their field.
+Then: Add as lane, Export JSON, Import JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from memory.choices import StrategyChoice
+from memory.compose import Composition, builtin_composition
+from memory.errors import InvalidParameter
+from memory.registry import REGISTRY
+from ui import composer_view, navigation
+from ui.app_state import AppConfig, settings_for
+from ui.composer_form import Draft, blocks_frame, check, give_way_options, where
+from ui.composer_preview import conversation_of, preview
+from ui.lane_handoff import add_as_lane
+from ui.picker import by_name, strategy_picker
+
+st.set_page_config(page_title="Composer · Memory Lab", page_icon="🧩", layout="wide")
+
+START = "hybrid"
+
+
+def start_options() -> dict[str, Composition]:
+    """Every registered strategy that can be written as blocks, by a label."""
+    out: dict[str, Composition] = {}
+    for name, spec in REGISTRY.items():
+        try:
+            comp = spec.composition or builtin_composition(name)
+        except InvalidParameter:
+            continue  # a strategy of its own code (no blocks form): nothing to start from
+        kind = "composition" if spec.composition else "built-in"
+        out[f"{name} ({kind})"] = comp
+    return out
+
+
+def load(comp: Composition, message: str | None = None) -> None:
+    """Make `comp` the composition being edited (the widgets are redrawn with it)."""
+    st.session_state.composer_loaded = comp.to_dict()
+    st.session_state.composer_version = st.session_state.get("composer_version", 0) + 1
+    st.session_state.composer_message = message
+
+
+def import_file() -> None:
+    """The uploader's callback: a good file replaces the draft, a bad one changes nothing."""
+    upload = st.session_state.get("composer-import")
+    st.session_state.composer_import_error = None
+    if upload is None:
+        return
+    try:
+        comp = Composition.from_json(upload.getvalue().decode("utf-8"))
+    except (InvalidParameter, UnicodeDecodeError) as exc:
+        st.session_state.composer_import_error = (
+            f"Could not import {upload.name}: {exc}. The composition being edited is unchanged."
+        )
+        return
+    load(comp, f"Imported {comp.name} from {upload.name}.")
+
+
+app_config = st.session_state.get("config")
+app: AppConfig = app_config if isinstance(app_config, AppConfig) else AppConfig.default()
+options = start_options()
+if "composer_loaded" not in st.session_state:
+    load(builtin_composition(START))
+loaded = Composition.from_dict(st.session_state.composer_loaded)
+v = st.session_state.composer_version
+
+st.title("Composer")
+st.caption(
+    "A memory strategy made of blocks: pinned turns, a running summary, a fact store, "
+    "retrieved older turns, recent turns. Each block has its own token budget; the overall "
+    "budget bounds the whole request, and when it is tight the blocks give way in the order "
+    "you choose (pinned turns, the system prompt and the new message never do)."
+)
+
+# ---- where to start ------------------------------------------------------------------------
+c1, c2, c3 = st.columns([3, 1, 3], vertical_alignment="bottom")
+labels = list(options)
+default = next((i for i, k in enumerate(labels) if k.startswith(f"{START} ")), 0)
+start = c1.selectbox("Start from", labels, index=default, key="composer-start")
+if c2.button("Start from this", width="stretch", key="composer-start-button"):
+    load(options[start], f"Started from {start}.")
+    st.rerun()
+c3.file_uploader(
+    "Import JSON (a composition exported here)",
+    type=["json"],
+    key="composer-import",
+    on_change=import_file,
+)
+if st.session_state.get("composer_import_error"):
+    st.error(st.session_state.composer_import_error)
+if st.session_state.get("composer_message"):
+    st.success(st.session_state.composer_message)
+
+# ---- the composition --------------------------------------------------------------------
+left, right = st.columns([1, 3], gap="large")
+with left:
+    name = st.text_input(
+        "Name (lowercase letters, digits, _)", loaded.name, key=f"composer-name-{v}"
+    )
+    name_problems = st.container()
+    title = st.text_input("Title (shown on lanes)", loaded.title, key=f"composer-title-{v}")
+    budget = st.number_input(
+        "Overall budget (tokens; 0: none)",
+        0,
+        1_000_000,
+        loaded.budget or 0,
+        50,
+        key=f"composer-budget-{v}",
+    )
+    budget_problems = st.container()
+with right:
+    st.markdown("**Blocks** (one row each; a row uses only the columns of its kind)")
+    frame = st.data_editor(
+        blocks_frame(loaded),
+        num_rows="dynamic",
+        hide_index=True,
+        column_config=composer_view.BLOCK_COLUMNS,
+        key=f"composer-blocks-{v}",
+    )
+    block_problems = st.container()
+    kinds = give_way_options(frame)
+    give_way = st.multiselect(
+        "Give way first, in this order (the rest follow: recent, retrieved, summary, facts)",
+        kinds,
+        default=[k for k in loaded.give_way if k in kinds],
+        key=f"composer-give-way-{v}",
+    )
+    give_way_problems = st.container()
+
+draft = Draft(name, title, loaded.description, int(budget) or None, tuple(give_way), frame)
+checked = check(draft)
+composition = checked.composition
+
+# ---- preview ----------------------------------------------------------------------------
+st.subheader("Preview")
+session: Any = st.session_state.get("session")
+conversation = conversation_of(session)
+compared = strategy_picker(
+    by_name(),
+    [START] if START in REGISTRY else [],
+    key="composer-compare",
+    label="Compare with",
+    titles=True,
+)
+late: dict[str, list[str]] = {}
+if composition is None:
+    st.info("Fix the problems marked above to see the preview.")
+else:
+    settings = settings_for(app.provider)
+    shown = preview(
+        composition,
+        conversation,
+        settings,
+        [StrategyChoice(n) for n in compared.keys],
+    )
+    error = composer_view.preview_section(
+        shown,
+        source=conversation.source,
+        window=app.context_window,
+        reserve=int(settings.max_tokens or 0),
+    )
+    if error:
+        late.setdefault(where(error) if "budget" in error else "blocks", []).append(error)
+        st.info("Fix the problems marked above to see the preview.")
+
+for container, field in (
+    (name_problems, "name"),
+    (budget_problems, "budget"),
+    (block_problems, "blocks"),
+    (give_way_problems, "give_way"),
+):
+    with container:
+        composer_view.problems(checked, field, late.get(field, ()))
+
+# ---- use it -----------------------------------------------------------------------------
+st.subheader("Use it")
+usable = composition is not None and not late
+b1, b2, _ = st.columns([1, 1, 3])
+if b1.button("➕ Add as lane", type="primary", disabled=not usable, key="composer-add-lane"):
+    assert composition is not None
+    try:
+        registered = composer_view.register(composition)
+    except InvalidParameter as exc:
+        st.error(str(exc))
+    else:
+        st.session_state.composer_added = f"{registered}. " + add_as_lane(
+            StrategyChoice(composition.name)
+        )
+b2.download_button(
+    "Export JSON",
+    composition.to_json() if composition is not None else "",
+    f"{composition.name if composition else 'composition'}.json",
+    "application/json",
+    disabled=composition is None,
+    key="composer-export",
+)
+if st.session_state.get("composer_added"):
+    st.success(st.session_state.composer_added)
+    st.page_link(navigation.MAIN_PAGE, label="Open Compare strategies →")
