@@ -186,7 +186,7 @@ for container, field in (
 st.subheader("Use it")
 usable = composition is not None and not late
 b1, b2, _ = st.columns([1, 1, 3])
-if b1.button("➕ Add as lane", type="primary", disabled=not usable, key="composer-add-lane"):
+if b1.button("Add as lane", type="primary", disabled=not usable, key="composer-add-lane"):
     assert composition is not None
     try:
         registered = composer_view.register(composition)

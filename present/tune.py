@@ -59,8 +59,8 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
     fig.add_hline(
         y=result.target.share * 100,
         line={"color": TARGET, "dash": "dash", "width": 2},
-        annotation_text="target",
-        annotation_position="top left",
+        annotation_text=f"target {result.target.share:.0%}",
+        annotation_position="bottom right",
         annotation_font={"size": 16, "color": TARGET},
     )
     winner = result.winner
@@ -87,8 +87,8 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
             text=f"<b>{winner.label}</b><br>{winner.tokens_per_turn:,.0f} tokens/turn",
             showarrow=True,
             arrowhead=2,
-            ax=70,
-            ay=80,
+            ax=110,
+            ay=90,
             align="left",
             font={"size": 17},
             bgcolor="white",
@@ -100,7 +100,7 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
         title=f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
         height=height,
         top=70,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 16}},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "font": {"size": 16}},
         xaxis={
             "title": {"text": "prompt tokens per turn (upkeep included)"},
             "rangemode": "tozero",
@@ -113,4 +113,6 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
             "gridcolor": "#e5e7eb",
         },
     )
+    # room for the axis titles beside the tick labels and for the legend under the x title
+    fig.update_layout(margin={"l": 90, "b": 40}, xaxis_automargin=True, yaxis_automargin=True)
     return fig

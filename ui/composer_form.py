@@ -109,7 +109,7 @@ def block_of(row: Mapping[str, Any]) -> Block:
         raise InvalidParameter(f"unknown block kind {kind!r}; one of {', '.join(KINDS)}")
     options: dict[str, Any] = {}
     for name in ("budget", *KIND_FIELDS[kind]):
-        value = row.get(name)
+        value: Any = row.get(name)
         if _blank(value):
             continue
         if name in WHOLE:

@@ -104,7 +104,7 @@ def add_lane_row(result: TuneResult) -> None:
         return
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     label = left.selectbox("Setting to add as a lane", list(options), key="tune-lane-pick")
-    if right.button("➕ Add as lane", key="tune-add-lane", type="primary", width="stretch"):
+    if right.button("Add as lane", key="tune-add-lane", type="primary", width="stretch"):
         st.session_state.tune_added = add_as_lane(options[label].choice)
     added = st.session_state.get("tune_added")
     if added:
