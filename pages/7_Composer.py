@@ -170,7 +170,7 @@ else:
         reserve=int(settings.max_tokens or 0),
     )
     if error:
-        late.setdefault(where(error) if "budget" in error else "blocks", []).append(error)
+        late.setdefault(where(error), []).append(error)
         st.info("Fix the problems marked above to see the preview.")
 
 for container, field in (

@@ -132,7 +132,9 @@ def where(message: str) -> str:
         return "give_way"
     if "name" in lowered:
         return "name"
-    if any(k in lowered for k in ("overall budget", ": budget", "composition's budget")):
+    if lowered.startswith("budget") or any(
+        k in lowered for k in ("overall budget", ": budget", "composition's budget")
+    ):
         return "budget"
     return "blocks"
 

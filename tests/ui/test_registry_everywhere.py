@@ -83,9 +83,11 @@ def test_the_survival_growth_and_recall_pages_offer_it(throwaway):
     assert "throwaway" in recall.multiselect[0].options
 
 
-def test_the_tune_page_searches_it(throwaway):
-    at = page("pages/6_Tune.py")
-    assert "Throwaway memory" in at.button_group(key="tune-strategies").options
+def test_the_tune_and_composer_pages_offer_it(throwaway):
+    tune = page("pages/6_Tune.py")
+    assert "Throwaway memory" in tune.button_group(key="tune-strategies").options
+    composer = page("pages/7_Composer.py")
+    assert "Throwaway memory" in composer.button_group(key="composer-compare").options
 
 
 def test_the_sessions_page_offers_it_for_a_replay(throwaway):
