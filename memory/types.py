@@ -96,13 +96,14 @@ class MaintenanceCall:
 
 
 # The parts a request is made of, in the order they are drawn: the system prompt, the known-facts
-# block, the summary (with its note or its message pair), turns recalled by relevance, recent
-# turns sent verbatim, the new user message, and the chat template's framing tokens (an
-# estimate, the same one `TokenCount.with_overhead` adds).
+# block, the summary (with its note or its message pair), pinned turns (a composition's, always
+# sent), turns recalled by relevance, recent turns sent verbatim, the new user message, and the
+# chat template's framing tokens (an estimate, the same one `TokenCount.with_overhead` adds).
 PARTS: tuple[str, ...] = (
     "system",
     "facts",
     "summary",
+    "pinned",
     "retrieved",
     "recent",
     "new_message",

@@ -16,6 +16,7 @@ PART_LABELS: dict[str, str] = {
     "system": "System prompt",
     "facts": "Known facts",
     "summary": "Summary",
+    "pinned": "Pinned turns",
     "retrieved": "Retrieved turns",
     "recent": "Recent turns",
     "new_message": "New message",
@@ -25,6 +26,7 @@ PART_COLORS: dict[str, str] = {
     "system": "#3F4B5B",
     "facts": "#E69F00",
     "summary": "#56B4E9",
+    "pinned": "#8C6BB1",
     "retrieved": "#CC79A7",
     "recent": "#0072B2",
     "new_message": "#D55E00",
@@ -115,7 +117,7 @@ def holds(anatomy: Anatomy, part: Part) -> str:
         return f"facts: {keys}" if keys else "no facts yet"
     if part.name == "summary":
         return f"summarises turns {turns}" if turns else "no summary yet"
-    if part.name in ("retrieved", "recent"):
+    if part.name in ("pinned", "retrieved", "recent"):
         return f"turns {turns}" if turns else "no turns"
     if part.name == "new_message":
         return f"turn {anatomy.turn}'s message"

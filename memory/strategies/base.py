@@ -408,6 +408,7 @@ class Strategy:
                 count(system) - facts_end + self.counter.count_messages(extra),
                 summary_turns,
             ),
+            Part("pinned", 0),  # only compositions pin turns (memory/strategies/composed.py)
             Part("retrieved", self.history.tokens(list(retrieved)), tuple(retrieved)),
             Part("recent", self.history.tokens(recent), tuple(recent)),
             Part("new_message", count(user_text)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 import pytest
 
@@ -56,3 +57,13 @@ def summariser() -> FakeSummariser:
 @pytest.fixture
 def extractor() -> FakeExtractor:
     return FakeExtractor()
+
+
+@pytest.fixture
+def sample_registered(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Registers the sample composition named by the test's `name` parameter while it runs
+    (a built-in's name registers nothing): tests/memory/compositions.py."""
+    from tests.memory.compositions import registered
+
+    with registered(request.node.callspec.params["name"]):
+        yield

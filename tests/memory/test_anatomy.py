@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from memory.errors import ContextOverflow, InvalidParameter
 from memory.registry import REGISTRY, StrategySpec, create
 from memory.types import PARTS, Completion, Request
+from tests.memory.compositions import SAMPLE_NAMES
 from tests.memory.conftest import FakeExtractor, FakeSummariser
 
 # any printable text, including the whitespace and non-Latin scripts where token merges across
@@ -96,14 +97,13 @@ def check_parts(request: Request, counter: Any, system: str) -> None:
     # each part holds what the account says, and the verbatim turns are the messages sent
     assert parts["new_message"].tokens == counter.count(request.messages[-1].content)
     assert parts["retrieved"].turns == account.retrieved_turns
-    verbatim = sorted(parts["retrieved"].turns + parts["recent"].turns)
+    verbatim = sorted(parts["pinned"].turns + parts["retrieved"].turns + parts["recent"].turns)
     assert verbatim == sorted(account.kept_turns)
     pair = 2 if account.summary and request.messages[0].content.startswith("Summary of") else 0
     turn_messages = request.messages[pair:-1]
     assert len(turn_messages) == 2 * len(verbatim)
-    assert parts["retrieved"].tokens + parts["recent"].tokens == counter.count_messages(
-        turn_messages
-    )
+    held = parts["pinned"].tokens + parts["retrieved"].tokens + parts["recent"].tokens
+    assert held == counter.count_messages(turn_messages)
     assert (parts["summary"].tokens > 0) == bool(account.summary)
     assert parts["summary"].turns == (account.summarised_turns if account.summary else ())
     assert (parts["facts"].tokens > 0) == bool(account.facts)
@@ -111,7 +111,7 @@ def check_parts(request: Request, counter: Any, system: str) -> None:
     assert request.system.startswith(system)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(REGISTRY) + SAMPLE_NAMES)
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -121,7 +121,9 @@ def check_parts(request: Request, counter: Any, system: str) -> None:
     conversation=st.lists(st.tuples(texts, texts), min_size=1, max_size=10),
     failing=st.sets(st.integers(1, 12), max_size=4),
 )
-def test_parts_add_up_to_the_counted_total(counter, name, data, system, conversation, failing):
+def test_parts_add_up_to_the_counted_total(
+    counter, name, data, system, conversation, failing, sample_registered
+):
     spec = REGISTRY[name]
     params = data.draw(param_values(spec), label="params")
     try:

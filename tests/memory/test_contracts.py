@@ -29,8 +29,10 @@ from memory.registry import REGISTRY, create
 from memory.replay import replay
 from memory.standins import RuleExtractor
 from memory.strategies.base import Strategy
+from memory.strategies.composed import Composed
 from memory.tokens import TokenCounter
 from memory.types import Completion, Request
+from tests.memory.compositions import SAMPLE_NAMES
 from tests.memory.conftest import FakeSummariser
 
 COUNTER = TokenCounter("o200k_base")
@@ -41,7 +43,11 @@ CONTRACT = settings(
     max_examples=300 if LONG else 12,
     derandomize=not LONG,
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,  # sample_registered: once per test, not per example
+    ],
 )
 
 
@@ -165,11 +171,13 @@ def run_contract(name: str, data: st.DataObject) -> None:
     committed: list[tuple[str, str]] = []
     for user, reply in conversation:
         before = frozen(strategy)
-        fits = SYSTEM_TOKENS + COUNTER.count(user) <= (budget or 10**9)
+        pinned = strategy.pinned_turns() if isinstance(strategy, Composed) else []
+        needed = SYSTEM_TOKENS + COUNTER.count(user) + strategy.history.tokens(pinned)
+        fits = needed <= (budget or 10**9)
         try:
             request = strategy.prepare(user)
         except ContextOverflow:
-            assert not fits, "system + message fit the budget, yet the strategy refused"
+            assert not fits, "system + pinned turns + message fit the budget, yet it refused"
             assert frozen(strategy) == before, "a raise must leave the state unchanged"
             continue
         check_request(request, user, budget)
@@ -193,8 +201,8 @@ def run_contract(name: str, data: st.DataObject) -> None:
     assert frozen(again) == frozen(strategy)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(REGISTRY) + SAMPLE_NAMES)
 @CONTRACT
 @given(data=st.data())
-def test_strategy_contract(name: str, data: st.DataObject) -> None:
+def test_strategy_contract(name: str, data: st.DataObject, sample_registered: None) -> None:
     run_contract(name, data)

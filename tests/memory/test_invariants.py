@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from memory.errors import ContextOverflow
 from memory.registry import REGISTRY, create
+from tests.memory.compositions import SAMPLE_NAMES
 from tests.memory.conftest import FakeExtractor, FakeSummariser
 
 SYSTEM = "You are a careful assistant. Never forget what the user told you."
@@ -42,13 +43,14 @@ def check_request(request, system, user_text, budget=None):
         assert request.tokens.content <= budget
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(REGISTRY) + SAMPLE_NAMES)
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(conversation=conversations, budget=st.integers(min_value=60, max_value=400))
-def test_every_request_keeps_the_invariants(counter, name, conversation, budget):
-    params = {"budget": budget} if name in BUDGETED else {}
+def test_every_request_keeps_the_invariants(counter, name, conversation, budget, sample_registered):
+    budgeted = name in BUDGETED or "budget" in REGISTRY[name].defaults()  # or a composition's
+    params = {"budget": budget} if budgeted else {}
     strategy = build(name, counter, **params)
     for user, reply in conversation:
         try:
@@ -56,7 +58,7 @@ def test_every_request_keeps_the_invariants(counter, name, conversation, budget)
         except ContextOverflow as exc:
             assert exc.needed > exc.allowed == budget
             continue
-        check_request(request, SYSTEM, user, budget if name in BUDGETED else None)
+        check_request(request, SYSTEM, user, budget if budgeted else None)
         strategy.commit(user, reply)
     assert len(strategy.history) <= len(conversation)
 

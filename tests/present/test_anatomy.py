@@ -129,7 +129,8 @@ def test_the_grid_shares_one_legend_and_one_colour_per_part(session):
         group = [t for t in fig.data if t.legendgroup == part]
         assert len(group) == lanes  # one trace per part in each lane's panel
         assert {t.marker.color for t in group} == {PART_COLORS[part]}
-        assert sum(bool(t.showlegend) for t in group) == 1  # once in the shared legend
+        shown = sum(bool(t.showlegend) for t in group)  # once in the shared legend
+        assert shown == (part != "pinned")  # no built-in lane pins turns: no "pinned" entry
         assert {t.name for t in group} == {label}
 
 
