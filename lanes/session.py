@@ -105,6 +105,9 @@ def labelled(specs: Sequence[LaneSpec]) -> list[LaneSpec]:
     made = lane_labels([s.identity() for s in specs])
     out = [replace(s, label=s.label or made[i]) for i, s in enumerate(specs)]
     labels = [s.label for s in out]
+    wrong = [s.label for s in out if str(s.label).split(" ", 1)[0] != s.strategy]
+    if wrong:
+        raise ValueError(f"a lane's label starts with its strategy's name; got {wrong}")
     if len(set(labels)) != len(labels):
         raise ValueError(f"each lane needs its own label; got {labels}")
     return out

@@ -22,6 +22,7 @@ from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import catalog
 from providers.catalog import Price
+from providers.redaction import safe_url
 from providers.settings import ProviderChoice
 from scenarios import fincoach
 
@@ -64,7 +65,10 @@ class LaneChoice:
 
     def as_saved(self, label: str) -> dict[str, Any]:
         data = {"strategy": self.strategy, "params": dict(self.params), "label": label}
-        return data if self.provider is None else {**data, "provider": self.provider.as_saved()}
+        if self.provider is None:
+            return data
+        own = self.provider.as_saved()
+        return {**data, "provider": {**own, "base_url": safe_url(own.get("base_url"))}}
 
 
 def model_name(choice: ProviderChoice) -> str:
