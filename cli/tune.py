@@ -2,10 +2,12 @@
 
     memory-lab tune                                          # FinCoach's facts, N = 2..50
     memory-lab tune --facts facts.json --probe-turns 50 --target 1.0 --csv frontier.csv
-    memory-lab tune --strategy window --strategy summary_buffer --target 0.75 --json
+    memory-lab tune --transcript chat.txt --facts chat-facts.json --probe-turns 20,41
+    memory-lab tune --longmem 0 --target 0.9                 # the long-memory benchmark
+    memory-lab tune --transcript log.json --questions questions.json --target 90%
 
-The search is engines/tune.py's: a bisection on each strategy's size parameter, then a
-seeded search of its other parameters; no model is called (summaries and extraction by the
+The search is engines/tune's: a bisection on each strategy's size parameters, then a seeded
+search of its other parameters; no model is called (summaries and extraction by the
 survival lab's rule-based stand-ins). The frontier goes to stdout; progress to stderr.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from cli.conventions import (
@@ -22,6 +25,7 @@ from cli.conventions import (
     UsageError,
     check_writable,
     print_json,
+    read_text_arg,
     write_output,
 )
 from cli.progress import ProgressBar
@@ -31,7 +35,12 @@ examples:
   memory-lab tune                                   # FinCoach's four facts at N = 2, 5, 10, 20, 50
   memory-lab tune --probe-turns 50 --target 0.75    # three facts of four at turn 50 is enough
   memory-lab tune --facts facts.json --system-file prompt.txt --csv trials.csv --json
+  memory-lab tune --transcript chat.txt --facts chat-facts.json   # facts at the chat's turns
+  memory-lab tune --longmem 0 --target 0.9 --strategy retrieval   # 90% of the evidence turns
+  memory-lab tune --transcript log.json --questions questions.json --json result.json
 """
+DEFAULT_PROBE_TURNS = "2,5,10,20,50"
+DEFAULT_EVIDENCE_TARGET = 0.9
 
 
 def _target(text: str) -> float:
@@ -54,9 +63,24 @@ def register(sub: Any, add_grid_arguments: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_grid_arguments(t, strategy_help="a strategy to search, repeatable (default: six)")
-    t.add_argument("--target", type=_target, default=1.0,
-                   help="share of facts x probe turns that must be in the payload (1.0)")  # fmt: skip
-    t.add_argument("--at", metavar="N,N", help="judge the target at these probe turns only")
+    c = t.add_argument_group(
+        "the conversation (default: the scripted one: --facts stated at their turns, filler)"
+    )
+    c.add_argument("--transcript", metavar="FILE",
+                   help="your own conversation (any format the app imports), with --facts (each "
+                   "fact's turn in it: key, turn, probe, answer; text optional) or --questions")  # fmt: skip
+    c.add_argument("--questions", metavar="FILE.json",
+                   help="questions with evidence turns for --transcript (the long-memory "
+                   "format: question, evidence, after_turn); kept = evidence turns in the payload")  # fmt: skip
+    c.add_argument("--longmem", metavar="SEED|FILE",
+                   help="the long-memory benchmark: a seed (its generated ~620-turn conversation "
+                   "and 33 questions) or a conversation file with its questions")  # fmt: skip
+    t.add_argument("--target", type=_target, default=None,
+                   help="share that must be in the payload: of facts x probe turns (1.0), or of "
+                   f"evidence turns with questions ({DEFAULT_EVIDENCE_TARGET})")  # fmt: skip
+    t.add_argument("--at", metavar="N,N",
+                   help="judge the target at these probe turns only (questions: the turns they "
+                   "are asked after)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the refinement search (0)")
     t.add_argument("--time-limit", type=float, default=60.0, help="seconds at most (60)")
     t.add_argument("--max-trials", type=int, default=400, help="settings tried at most (400)")
@@ -65,35 +89,117 @@ def register(sub: Any, add_grid_arguments: Any) -> None:
                    help="write the result to FILE; with no FILE, print it on stdout as JSON")  # fmt: skip
     t.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     t.set_defaults(func=cmd_tune, parser=t, payload_only=True, replies="fixed",
-                   fixed_replies=True)  # fmt: skip
+                   fixed_replies=True, probe_turns=None)  # fmt: skip
+
+
+def _evaluator(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """(the evaluator the flags describe, the strategy names to search)."""
+    from cli.main import _strategies, _survival_config
+    from engines.survival import parse_turns
+    from engines.tune import (
+        DEFAULT_STRATEGIES,
+        FactsEvaluator,
+        QuestionsEvaluator,
+        TranscriptFactsEvaluator,
+    )
+
+    names = [c.name for c in _strategies(args.strategy, ())] or list(DEFAULT_STRATEGIES)
+    if args.questions and not args.transcript:
+        raise UsageError("--questions goes with --transcript (the conversation they ask about)")
+    if args.longmem and (args.transcript or args.facts):
+        raise UsageError("--longmem brings its own conversation and questions: drop "
+                         "--transcript/--facts")  # fmt: skip
+    if args.transcript and bool(args.facts) == bool(args.questions):
+        raise UsageError("--transcript needs what to keep: --facts (facts at its turns) or "
+                         "--questions (questions with evidence turns), one of them")  # fmt: skip
+    scripted = not (args.transcript or args.longmem)
+    if not scripted:
+        for flag, used in (("--plant-turn", args.plant_turn is not None),
+                           ("--filler", args.filler != "builtin")):  # fmt: skip
+            if used:
+                raise UsageError(f"{flag} is for the scripted conversation; the transcript or "
+                                 "the long-memory benchmark is the whole conversation")  # fmt: skip
+    if scripted:
+        args.probe_turns = args.probe_turns or DEFAULT_PROBE_TURNS
+        return FactsEvaluator.from_config(_survival_config(args)), names
+    if (args.longmem or args.questions) and args.probe_turns:
+        raise UsageError("--probe-turns is for facts; questions are asked at their after_turn")
+    try:
+        if args.longmem:
+            if args.longmem.isdigit():
+                return QuestionsEvaluator.from_seed(int(args.longmem)), names
+            text = read_text_arg(args.longmem, "--longmem")
+            return QuestionsEvaluator.from_conversation_file(
+                text, name=Path(args.longmem).name
+            ), names
+        name = Path(args.transcript).name
+        transcript = read_text_arg(args.transcript, "--transcript")
+        if args.questions:
+            questions = read_text_arg(args.questions, "--questions")
+            return QuestionsEvaluator.from_files(transcript, questions, name=name), names
+        facts = read_text_arg(args.facts, "--facts")
+        probe_turns = parse_turns(args.probe_turns) if args.probe_turns else None
+        evaluator = TranscriptFactsEvaluator.from_files(
+            transcript, facts, probe_turns, name=name, system_prompt=_system_prompt(args)
+        )
+        return evaluator, names
+    except ValueError as exc:  # transcript, facts and questions errors say where and what
+        raise UsageError(f"{_culprit(args, exc)}: {exc}") from None
+
+
+def _system_prompt(args: argparse.Namespace) -> str | None:
+    if args.system is not None and args.system_file:
+        raise UsageError("give --system or --system-file, not both")
+    if args.system_file:
+        return read_text_arg(args.system_file, "--system-file")
+    return str(args.system) if args.system is not None else None
+
+
+def _culprit(args: argparse.Namespace, exc: ValueError) -> str:
+    """The flag and file an input error is about."""
+    from scenarios.longmem import LongMemFormatError
+    from scenarios.transcripts import TranscriptError
+
+    if args.longmem:
+        return f"--longmem {args.longmem}"
+    if isinstance(exc, TranscriptError):
+        return f"--transcript {args.transcript}"
+    if isinstance(exc, LongMemFormatError):
+        return f"--questions {args.questions}"
+    if str(exc).startswith("probe turn"):
+        return f"--probe-turns {args.probe_turns}"
+    return f"--facts {args.facts}"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from cli.main import _Interrupts, _survival_config
     from engines.survival import parse_turns
-    from engines.tune import DEFAULT_STRATEGIES, Target, tune
+    from engines.tune import Target, tune
 
-    config = _survival_config(args)
-    names = [c.name for c in config.strategies] if args.strategy else list(DEFAULT_STRATEGIES)
+    evaluator, names = _evaluator(args)
     try:
         at = parse_turns(args.at) if args.at else ()
     except ValueError as exc:
         raise UsageError(f"--at: {exc}") from None
-    if set(at) - set(config.probe_turns):
-        raise UsageError(
-            f"--at {args.at}: judge only at turns that are probed ({args.probe_turns})"
-        )
+    if set(at) - set(evaluator.judged_turns):
+        judged = ",".join(map(str, evaluator.judged_turns))
+        raise UsageError(f"--at {args.at}: judge only at turns that are probed ({judged})")
     check_writable(args.csv, "--csv")
     check_writable(None if args.json == "-" else args.json, "--json")
-    target = Target(args.target, at)
+    share = args.target
+    if share is None:
+        share = 1.0 if evaluator.what == "facts" else DEFAULT_EVIDENCE_TARGET
+    target = Target(share, at)
     sys.stderr.write(
-        f"Tuning {', '.join(names)} for: {target.describe()} "
-        f"(payload only, seed {args.seed}, at most {args.time_limit:g} s)\n"
+        f"Tuning {', '.join(names)} for: {target.describe(evaluator.what)} ("
+        f"{evaluator.describe()}; payload only, seed {args.seed}, at most "
+        f"{args.time_limit:g} s)\n"
     )
     cancel = threading.Event()
+    from cli.main import _Interrupts
+
     with _Interrupts(cancel), ProgressBar("settings", "setting", quiet=args.quiet) as bar:
         result = tune(
-            config,
+            evaluator,
             target,
             strategies=names,
             seed=args.seed,
@@ -115,8 +221,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def frontier_table(result: Any) -> str:
     """The summary sentence, then the frontier, cheapest first, the winner marked."""
-    lines = [result.summary(), "", f"{'frontier':<46} {'tokens/turn':>11} {'kept':>6}"]
+    from engines.tune import COST_PER_TURN
+
+    unit = "tokens/turn" if result.cost == COST_PER_TURN else "tokens/req"
+    width = max([46, *(len(t.label) for t in result.frontier)])
+    lines = [result.summary(), "", f"{'frontier':<{width}} {unit:>11} {'kept':>6}"]
     for t in result.frontier:
         mark = "  <- cheapest meeting the target" if t is result.winner else ""
-        lines.append(f"{t.label:<46} {t.tokens_per_turn:>11,.0f} {t.share:>6.0%}{mark}")
+        lines.append(f"{t.label:<{width}} {t.tokens_per_turn:>11,.0f} {t.share:>6.0%}{mark}")
     return "\n".join(lines)

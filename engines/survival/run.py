@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from engines.survival.config import SurvivalConfig
+from engines.survival.config import ScriptTurn, SurvivalConfig
 from engines.survival.facts import SurvivalConfigError
 from engines.survival.results import Estimate, ProbeRow, Progress, SurvivalResult, _sort_key
 from engines.survival.runner import Hooks, _Runner
@@ -97,10 +97,13 @@ def run_survival(
     cancel: threading.Event | None = None,
     workers: int | None = None,
     expected_calls: int | None = None,
+    turns: Sequence[ScriptTurn] | None = None,
 ) -> SurvivalResult:
     """Run the grid. `send` answers probes (and filler, with replies='generated'); with no
     `send` only the payload verdict is given. Upkeep without a model function is done by
-    rule-based stand-ins (the result says so). Cancelling keeps the rows made so far."""
+    rule-based stand-ins (the result says so). Cancelling keeps the rows made so far.
+    `turns` replaces the scripted conversation (an imported transcript, its facts at their
+    turns); without it the config's script is used."""
     config.validate()
     if config.replies == "generated" and send is None:
         raise SurvivalConfigError("generated replies need a model: choose fixed replies or a model")
@@ -111,7 +114,9 @@ def run_survival(
             config, with_model=send is not None, model_maintenance=not stand_in, counter=counter
         ).calls
     hooks = Hooks(on_progress, on_row, cancel, expected_calls)
-    runner = _Runner(config, (send, summarize, extract), counter, hooks, stand_in=stand_in)
+    runner = _Runner(
+        config, (send, summarize, extract), counter, hooks, stand_in=stand_in, turns=turns
+    )
     started = time.perf_counter()
     if workers is None:
         workers = len(config.strategies) if send is not None else 1

@@ -16,7 +16,7 @@ rule-based stand-ins, and every row says so (`upkeep`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +73,7 @@ class _Runner:
         *,
         count_stand_ins: bool = False,
         stand_in: bool = False,
+        turns: Sequence[ScriptTurn] | None = None,
     ) -> None:
         send, summarize, extract = models
         on_progress, on_row = hooks.on_progress, hooks.on_row
@@ -100,7 +101,7 @@ class _Runner:
             fn = summarize if name == "summarize" else extract
             if isinstance(fn, ExtractiveSummariser | RuleExtractor) and not count_stand_ins:
                 setattr(self, name, fn)
-        self.script = script(config)
+        self.script = list(turns) if turns is not None else script(config)
         self.stand_in = stand_in
         self.rows_total = config.rows_total
         self.expected = expected_calls or 0
