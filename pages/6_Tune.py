@@ -9,24 +9,39 @@ confirmation with real recall calls (its cost first), and "Add as lane".
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from engines.survival import SurvivalConfig, SurvivalConfigError, parse_facts_json, parse_turns
-from engines.tune import tune
+from engines.tune import Evaluator, FactsEvaluator, Target, tune
 from lanes import jobs
 from memory.errors import MemoryLabError
-from scenarios.filler import BANK, TranscriptError, parse_transcript
+from scenarios.filler import BANK
 from ui import tune_view
 from ui.app_state import AppConfig
 from ui.picker import by_name, strategy_picker
-from ui.tune_form import SOURCE_DEMO, SOURCE_TRANSCRIPT, TuneSettings, result_from_dict
+from ui.tune_form import (
+    QUESTION_SOURCES,
+    SOURCE_DEMO,
+    SOURCE_FILLER,
+    SOURCE_LONGMEM,
+    SOURCE_QUESTIONS,
+    SOURCE_TRANSCRIPT,
+    TuneSettings,
+    result_from_dict,
+)
 
 st.set_page_config(page_title="Auto-tune · Memory Lab", page_icon="🎯", layout="wide")
 
 SOURCES = {
     SOURCE_DEMO: f"FinCoach demo: its facts, then the built-in filler bank ({len(BANK)} turns)",
-    SOURCE_TRANSCRIPT: "An imported transcript as the talk between the facts and the probes",
+    SOURCE_FILLER: "FinCoach's facts (or a facts file), then an imported transcript as filler",
+    SOURCE_TRANSCRIPT: "An imported transcript whose turns state the facts (with a facts file)",
+    SOURCE_LONGMEM: "The long-memory benchmark: a generated year of chats and its questions",
+    SOURCE_QUESTIONS: "An imported transcript and a questions file (evidence turns)",
 }
+TRANSCRIPT_HELP = "A transcript file: .txt (User:/Assistant: lines), .json messages, or .csv."
 
 
 @st.cache_resource
@@ -40,12 +55,17 @@ def main_config() -> AppConfig:
     return config if isinstance(config, AppConfig) else AppConfig.default()
 
 
-def start_search(settings: TuneSettings, config: SurvivalConfig) -> None:
-    target = settings.target(config)
+@st.cache_resource(max_entries=4, show_spinner="Reading the conversation…")
+def evaluator_for(settings: TuneSettings) -> Evaluator:
+    """The evaluator for the conversation settings (a long conversation takes a second to
+    build; searches only read it)."""
+    return settings.evaluator()
 
+
+def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -> None:
     def work(job: jobs.Job) -> dict:
         result = tune(
-            config,
+            evaluator,
             target,
             strategies=settings.strategies,
             seed=settings.seed,
@@ -61,8 +81,9 @@ def start_search(settings: TuneSettings, config: SurvivalConfig) -> None:
     st.session_state.tune_job = job.id
     st.session_state.tune_result = None
     st.session_state.tune_added = None
+    facts_config = evaluator.config if isinstance(evaluator, FactsEvaluator) else None
     st.session_state.tune_run = {
-        "config": config.to_dict(),
+        "config": facts_config.to_dict() if facts_config else None,  # for a confirmation
         "strategies": list(settings.strategies),
         "time_limit": settings.time_limit_s,
     }
@@ -99,53 +120,80 @@ st.caption(
 )
 
 # ---- settings form -----------------------------------------------------------------------
+source = st.radio(
+    "Conversation",
+    list(SOURCES),
+    index=list(SOURCES).index(settings.source),
+    format_func=SOURCES.__getitem__,
+    key="tune-source",
+    horizontal=False,
+)
+if source != settings.source:
+    st.session_state.tune_settings = settings = settings.replace(source=source)
+facts_source = source in (SOURCE_DEMO, SOURCE_FILLER)
 with st.form("tune-settings"):
     left, right = st.columns(2, gap="large")
     with left:
-        st.subheader("Conversation and facts")
-        source = st.radio(
-            "Conversation",
-            list(SOURCES),
-            index=list(SOURCES).index(settings.source),
-            format_func=SOURCES.__getitem__,
-        )
-        transcript = st.file_uploader(
-            "Transcript (.txt one message a line, .json messages, .csv with a 'user' column)",
-            type=["txt", "json", "csv"],
-            key="tune-transcript",
-        )
-        keys = [f.key for f in settings.facts]
-        use_facts = st.pills(
-            "Facts to keep",
-            keys,
-            selection_mode="multi",
-            default=[k for k in settings.use_facts if k in keys],
-            format_func=lambda k: next(f.title for f in settings.facts if f.key == k),
-            key="tune-facts",
-        )
-        facts_upload = st.file_uploader(
-            "Facts file (JSON, as on the Fact survival page; replaces the facts above)",
-            type=["json"],
-            key="tune-facts-file",
-        )
-        probe_turns = st.text_input(
-            "Probe turns N",
-            settings.probe_turns,
-            help="Each fact is probed at every N after it is stated (comma-separated, up to 1000).",
-        )
+        st.subheader("What to keep")
+        transcript = facts_upload = questions = None
+        if source in (SOURCE_FILLER, SOURCE_TRANSCRIPT, SOURCE_QUESTIONS):
+            kept = f" (now: {settings.transcript_name})" if settings.transcript else ""
+            transcript = st.file_uploader(
+                f"Transcript{kept}", type=["txt", "json", "csv"], help=TRANSCRIPT_HELP
+            )
+        use_facts: Any = settings.use_facts
+        if facts_source:
+            keys = [f.key for f in settings.facts]
+            use_facts = st.pills(
+                "Facts to keep",
+                keys,
+                selection_mode="multi",
+                default=[k for k in settings.use_facts if k in keys],
+                format_func=lambda k: next(f.title for f in settings.facts if f.key == k),
+                key="tune-facts",
+            )
+        if source != SOURCE_LONGMEM and source != SOURCE_QUESTIONS:
+            facts_upload = st.file_uploader(
+                "Facts file (JSON, as on the Fact survival page; replaces the facts above)"
+                if facts_source
+                else "Facts file (JSON: key, turn that states it, probe, answer)",
+                type=["json"],
+                key="tune-facts-file",
+            )
+        if source == SOURCE_QUESTIONS:
+            questions = st.file_uploader(
+                "Questions file (JSON: question, evidence turns, after_turn)",
+                type=["json"],
+                key="tune-questions",
+            )
+        c1, c2 = st.columns(2)
+        if source == SOURCE_LONGMEM:
+            longmem_seed = c1.number_input("Conversation seed", 0, 10_000, settings.longmem_seed)
+            sessions = c2.number_input(
+                "Sessions (about 26 turns each)", 6, 40, settings.longmem_sessions
+            )
+        probe_turns = settings.probe_turns
+        if source not in QUESTION_SOURCES:
+            probe_turns = st.text_input(
+                "Probe turns N",
+                settings.probe_turns,
+                help="Each fact is probed at every N after it is stated (comma-separated, up "
+                "to 1000). On a transcript, blank: once, after its last turn.",
+            )
     with right:
         st.subheader("Target and search")
         c1, c2 = st.columns(2)
         target_pct = c1.slider(
-            "Facts that must be in the payload (%)",
+            "Share that must be in the payload (%)",
             5,
             100,
             settings.target_pct,
             5,
-            help="Share of the probes (fact × probe turn) whose current value is in the payload.",
+            help="Facts: the probes (fact × probe turn) whose current value is in the payload. "
+            "Questions: the evidence turns sent verbatim when each question is asked.",
         )
         at_text = c2.text_input(
-            "Judge the target at N (blank: every probe turn)",
+            "Judge the target at N (blank: everywhere judged)",
             ", ".join(map(str, settings.at)),
             placeholder="50",
         )
@@ -165,7 +213,6 @@ with st.form("tune-settings"):
 problems: list[str] = []
 if applied:
     new = settings.replace(
-        source=source,
         use_facts=tuple(use_facts or ()),
         probe_turns=probe_turns,
         target_pct=int(target_pct),
@@ -174,50 +221,49 @@ if applied:
         time_limit_s=float(time_limit),
         max_trials=int(max_trials),
     )
+    if source == SOURCE_LONGMEM:
+        new = new.replace(longmem_seed=int(longmem_seed), longmem_sessions=int(sessions))
     try:
         new = new.replace(at=parse_turns(at_text) if at_text.strip() else ())
     except SurvivalConfigError as exc:
         problems.append(f"Judge the target at N: {exc}")
-    if facts_upload is not None:
+    if transcript is not None:
+        new = new.replace(transcript=transcript.getvalue(), transcript_name=transcript.name)
+    if questions is not None:
+        new = new.replace(questions=questions.getvalue())
+    if facts_upload is not None and not facts_source:
+        new = new.replace(facts_file=facts_upload.getvalue())
+    elif facts_upload is not None:
         try:
             facts = parse_facts_json(facts_upload.getvalue().decode("utf-8"))
             new = new.replace(facts=facts, use_facts=tuple(f.key for f in facts))
         except (SurvivalConfigError, UnicodeDecodeError) as exc:
             problems.append(f"Could not read {facts_upload.name}: {exc}")
-    if transcript is not None:
-        try:
-            turns = parse_transcript(transcript.getvalue().decode("utf-8"), name=transcript.name)
-            new = new.replace(filler=tuple(turns), filler_name=transcript.name)
-        except (TranscriptError, UnicodeDecodeError) as exc:
-            problems.append(f"Could not read {transcript.name}: {exc}")
     st.session_state.tune_settings = settings = new
 for problem in problems:
     st.error(problem)
 
 # ---- the plan ----------------------------------------------------------------------------
-config: SurvivalConfig | None = None
+evaluator: Evaluator | None = None
 try:
-    config = settings.config()
-    target = settings.target(config)
-except (SurvivalConfigError, MemoryLabError, ValueError) as exc:
-    config = None
+    if not settings.strategies:
+        raise SurvivalConfigError("pick at least one strategy to search")
+    evaluator = evaluator_for(settings)
+    target = settings.target(evaluator)
+except (ValueError, MemoryLabError) as exc:  # the parsers' errors are ValueErrors
+    evaluator = None
     st.error(f"Cannot search: {exc}")
-if config is not None:
-    where = (
-        f"{settings.filler_name} ({len(settings.filler)} turns, cycled)"
-        if settings.source == SOURCE_TRANSCRIPT
-        else "the FinCoach facts, then the built-in filler bank"
-    )
+if evaluator is not None:
     st.markdown(
-        f"Search **{len(settings.strategies)} strategies** for: **{target.describe()}** · "
-        f"{len(config.facts)} facts × {len(config.probe_turns)} probe turns, up to turn "
-        f"{config.last_turn}, on {where} · seed {settings.seed}, at most "
-        f"{settings.time_limit_s:g} s and {settings.max_trials:,} settings · no model calls."
+        f"Search **{len(settings.strategies)} strategies** for: "
+        f"**{target.describe(evaluator.what)}** · {evaluator.describe()} · seed {settings.seed}, "
+        f"at most {settings.time_limit_s:g} s and {settings.max_trials:,} settings · "
+        "no model calls."
     )
     run_col, _ = st.columns([1, 5])
     if run_col.button("▶ Search", type="primary", disabled=running, width="stretch"):
         st.session_state.tune_error = None
-        start_search(settings, config)
+        start_search(settings, evaluator, target)
         st.rerun()
 
 
@@ -240,8 +286,7 @@ if st.session_state.tune_error:
 
 data = st.session_state.tune_result
 if data and st.session_state.tune_run:
+    saved = st.session_state.tune_run.get("config")
     tune_view.result_section(
-        result_from_dict(data),
-        SurvivalConfig.from_dict(st.session_state.tune_run["config"]),
-        app,
+        result_from_dict(data), SurvivalConfig.from_dict(saved) if saved else None, app
     )

@@ -14,14 +14,20 @@ import pandas as pd
 import streamlit as st
 
 from engines.survival import SurvivalConfig, SurvivalResult
-from engines.tune import Trial, TuneProgress, TuneResult, confirm, confirmation_plan
+from engines.tune import (
+    Trial,
+    TuneProgress,
+    TuneResult,
+    confirm,
+    confirmation_plan,
+)
 from lanes import jobs
 from lanes.binding import bind_settings
 from present.tune import frontier_figure
 from ui import navigation
 from ui.app_state import AppConfig, maintenance_settings, settings_for
 from ui.lane_handoff import add_as_lane
-from ui.tune_form import frontier_options, trials_table
+from ui.tune_form import frontier_options, trials_table, unit
 
 CONFIRM_REPLY_TOKENS = 64
 
@@ -55,21 +61,22 @@ def running_panel(job: jobs.Job, names: Sequence[str], limit: float) -> None:
         st.toast("Cancelling: the search stops after the setting it is trying…")
 
 
-def result_section(result: TuneResult, config: SurvivalConfig, app: AppConfig) -> None:
-    """Everything a finished (or stopped) search shows."""
+def result_section(result: TuneResult, config: SurvivalConfig | None, app: AppConfig) -> None:
+    """Everything a finished (or stopped) search shows (`config`: the facts searched on, for
+    a confirmation with a model; None for other conversations)."""
     st.divider()
     st.subheader("Result")
     st.markdown(
         f"**{len(result.trials)} settings tried** in {result.elapsed_s:.1f} s; "
         f"the search stopped because **{result.stop_reason}**. "
-        f"Target: {result.target.describe()}."
+        f"Target: {result.target.describe(result.what)}. Conversation: {result.conversation}."
     )
     winner = result.winner
     if winner is not None:
         st.success(
             f"Cheapest setting that meets the target: **{winner.label}**, "
-            f"{winner.tokens_per_turn:,.0f} prompt tokens per turn, "
-            f"{winner.kept}/{winner.probes} facts kept."
+            f"{winner.tokens_per_turn:,.0f} prompt tokens per {unit(result)}, "
+            f"{winner.kept}/{winner.probes} {result.what} kept."
         )
     else:
         st.warning(
@@ -93,8 +100,13 @@ def result_section(result: TuneResult, config: SurvivalConfig, app: AppConfig) -
     d2.download_button(
         "Download JSON", result.to_json(), "tune.json", "application/json", width="stretch"
     )
-    if winner is not None:
+    if winner is not None and config is not None:
         confirmation(config, winner, app)
+    elif winner is not None:
+        st.caption(
+            "Confirming with a model's recall calls is offered for the FinCoach-style facts; "
+            "on this conversation the verdict is the payload's alone."
+        )
 
 
 def add_lane_row(result: TuneResult) -> None:

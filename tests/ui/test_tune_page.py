@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from engines.survival import SurvivalConfig
 from engines.tune import Target, tune
+from tests.engines.test_tune_evaluators import facts_json, transcript_text
 from tests.ui.conftest import ROOT
 from tests.ui.test_survival_page import button, run_until, text_input
 from ui.app_state import AppConfig, LaneChoice
@@ -28,9 +29,13 @@ def tune_page() -> AppTest:
     return at
 
 
-def apply(at: AppTest, *, turns: str = "2, 5, 10", strategies=SMALL, at_n: str = "") -> AppTest:
-    text_input(at, "Probe turns N").set_value(turns)
-    text_input(at, "Judge the target at N (blank: every probe turn)").set_value(at_n)
+def apply(
+    at: AppTest, *, turns: str | None = "2, 5, 10", strategies=SMALL, at_n: str | None = ""
+) -> AppTest:
+    if turns is not None:
+        text_input(at, "Probe turns N").set_value(turns)
+    if at_n is not None:
+        text_input(at, "Judge the target at N (blank: everywhere judged)").set_value(at_n)
     at.button_group(key="tune-strategies").set_value(list(strategies))
     button(at, "Apply settings").click().run()
     assert not at.exception, at.exception
@@ -124,3 +129,50 @@ def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
     assert any("Added the lane" in i.value for i in at.info)
     budget = f"budget={winner['params']['budget']}"
     assert any(budget in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def source(at: AppTest, name: str) -> AppTest:
+    at.radio(key="tune-source").set_value(name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def uploader(at: AppTest, label_start: str):
+    return next(u for u in at.file_uploader if u.label.startswith(label_start))
+
+
+def test_the_long_memory_benchmark_is_tuned_on_its_evidence_turns():
+    at = source(tune_page(), "longmem")
+    next(n for n in at.number_input if n.label.startswith("Sessions")).set_value(6)
+    at = search(apply(at, turns=None, at_n=None))
+    result = at.session_state.tune_result
+    assert result["kept_counts"] == "evidence turns"
+    assert "the long-memory benchmark, seed 0" in result["conversation"]
+    assert any("evidence turns kept" in s.value for s in at.success)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert figure["layout"]["yaxis"]["title"]["text"] == "evidence turns kept in the payload (%)"
+    assert "tokens/request" in at.dataframe[0].value.columns
+    assert any("offered for the FinCoach-style facts" in c.value for c in at.caption)
+
+
+def test_a_transcript_that_states_the_facts_is_tuned_with_its_facts_file():
+    at = source(tune_page(), "transcript")
+    uploader(at, "Transcript").upload("chat.txt", transcript_text().encode(), "text/plain")
+    uploader(at, "Facts file").upload("f.json", facts_json().encode(), "application/json")
+    at = search(apply(at, turns="10, 20, 31"))
+    result = at.session_state.tune_result
+    assert "on chat.txt (30 turns)" in result["conversation"]
+    winner = result["winner"]
+    assert winner is not None and winner["meets_target"]
+    assert any(winner["label"] in s.value for s in at.success)
+
+
+def test_a_questions_file_that_is_not_json_is_named_and_nothing_runs():
+    at = source(tune_page(), "questions")
+    uploader(at, "Transcript").upload("chat.txt", transcript_text().encode(), "text/plain")
+    uploader(at, "Questions file").upload("q.json", b"[oops", "application/json")
+    at = apply(at, turns=None)
+    assert any(e.value.startswith("Cannot search:") and "JSON" in e.value for e in at.error), [
+        e.value for e in at.error
+    ]
+    assert not [b for b in at.button if b.label == "▶ Search"]
