@@ -108,15 +108,15 @@ def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
 
 def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
     at = tune_page()
-    start = (LaneChoice("full"), LaneChoice("window", {"k": 3}))
+    start = (LaneChoice("full"), LaneChoice("token_window", {"budget": 600}))
     at.session_state["config"] = AppConfig.default().replace(lanes=start)
     at = search(apply(at, at_n="10"))
     winner = at.session_state.tune_result["winner"]
-    assert winner["strategy"] == "token_window"
+    assert winner["strategy"] == "token_window" and winner["params"] != {"budget": 600}
     at.button(key="tune-add-lane").click().run()
     assert any("Added the lane" in s.value for s in at.success)
     lanes = at.session_state.config.lanes
-    assert lanes[:2] == start and len(lanes) == 3
+    assert lanes[:2] == start and len(lanes) == 3  # the same strategy twice, two settings
     assert lanes[2].strategy == "token_window" and lanes[2].params == winner["params"]
     at.button(key="tune-add-lane").click().run()  # twice: not added again
     assert any("already on the main page" in s.value for s in at.success)
