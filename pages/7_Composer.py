@@ -102,13 +102,14 @@ if st.session_state.get("composer_message"):
     st.success(st.session_state.composer_message)
 
 # ---- the composition --------------------------------------------------------------------
-left, right = st.columns([1, 3], gap="large")
-with left:
+c1, c2, c3 = st.columns([2, 2, 1])
+with c1:
     name = st.text_input(
         "Name (lowercase letters, digits, _)", loaded.name, key=f"composer-name-{v}"
     )
     name_problems = st.container()
-    title = st.text_input("Title (shown on lanes)", loaded.title, key=f"composer-title-{v}")
+title = c2.text_input("Title (shown on lanes)", loaded.title, key=f"composer-title-{v}")
+with c3:
     budget = st.number_input(
         "Overall budget (tokens; 0: none)",
         0,
@@ -118,24 +119,24 @@ with left:
         key=f"composer-budget-{v}",
     )
     budget_problems = st.container()
-with right:
-    st.markdown("**Blocks** (one row each; a row uses only the columns of its kind)")
-    frame = st.data_editor(
-        blocks_frame(loaded),
-        num_rows="dynamic",
-        hide_index=True,
-        column_config=composer_view.BLOCK_COLUMNS,
-        key=f"composer-blocks-{v}",
-    )
-    block_problems = st.container()
-    kinds = give_way_options(frame)
-    give_way = st.multiselect(
-        "Give way first, in this order (the rest follow: recent, retrieved, summary, facts)",
-        kinds,
-        default=[k for k in loaded.give_way if k in kinds],
-        key=f"composer-give-way-{v}",
-    )
-    give_way_problems = st.container()
+st.markdown("**Blocks** (one row each, sent in `order`; a row uses only the columns of its kind)")
+frame = st.data_editor(
+    blocks_frame(loaded),
+    num_rows="dynamic",
+    hide_index=True,
+    width="stretch",
+    column_config=composer_view.BLOCK_COLUMNS,
+    key=f"composer-blocks-{v}",
+)
+block_problems = st.container()
+kinds = give_way_options(frame)
+give_way = st.multiselect(
+    "Give way first, in this order (the rest follow: recent, retrieved, summary, facts)",
+    kinds,
+    default=[k for k in loaded.give_way if k in kinds],
+    key=f"composer-give-way-{v}",
+)
+give_way_problems = st.container()
 
 draft = Draft(name, title, loaded.description, int(budget) or None, tuple(give_way), frame)
 checked = check(draft)
