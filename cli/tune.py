@@ -22,6 +22,7 @@ from typing import Any
 from cli.conventions import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HelpFormatter,
     UsageError,
     check_writable,
     print_json,
@@ -60,11 +61,13 @@ def register(sub: Any, add_grid_arguments: Any) -> None:
         help="find the cheapest strategy setting that keeps your facts (no model)",
         description=__doc__.split("\n\n")[0],
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_grid_arguments(t, strategy_help="a strategy to search, repeatable (default: six)")
     c = t.add_argument_group(
-        "the conversation (default: the scripted one: --facts stated at their turns, filler)"
+        "the conversation",
+        "Default: the scripted one (--facts stated at their turns, filler between them). With "
+        "--transcript and --facts, --probe-turns defaults to once, after the last turn.",
     )
     c.add_argument("--transcript", metavar="FILE",
                    help="your own conversation (any format the app imports), with --facts (each "

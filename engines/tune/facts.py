@@ -14,7 +14,6 @@ question asked at each probe turn) and its "answer" values, which must appear in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -29,6 +28,7 @@ from engines.survival import (
     load_facts,
     run_survival,
 )
+from engines.survival.facts import facts_file_data
 from engines.transcripts import Transcript
 from engines.transcripts import parse as parse_transcript
 from engines.tune.evaluator import DEFAULT_SYSTEM, Evaluator, Measure, Point
@@ -172,16 +172,9 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
                 raise SurvivalConfigError(
                     f"the facts file is not UTF-8 text ({exc.reason})"
                 ) from None
-        try:
-            data = json.loads(facts)
-        except json.JSONDecodeError as exc:
-            raise SurvivalConfigError(
-                f"the facts file is not valid JSON: {exc.msg} (line {exc.lineno}, column "
-                f"{exc.colno})"
-            ) from None
         return cls(
             parsed,
-            data,
+            facts_file_data(facts),
             probe_turns,
             system_prompt=system_prompt,
             counter=counter,

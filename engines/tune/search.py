@@ -4,11 +4,16 @@ How it searches (a search, not a grid dump):
 1. Each of a strategy's *size* parameters (its whole-number ones: k, budget, top_k,
    recall_budget, a block's budget) gets a ladder of values from small to "keeps everything"
    (the evaluator's `room`). A bisection on that ladder finds the smallest value that meets
-   the target, assuming more room never keeps less; both ends are tried first, so a strategy
-   that cannot meet the target costs two trials. Sizes are bisected in order, each with the
-   ones before it held at the values found (retrieval: k, then top_k, then recall_budget).
-2. Around those values (each the value found or the rung below it) a seeded random search
-   tries the other parameters (fold thresholds, placements, neighbour weights).
+   the target, assuming more room never keeps less (counts exactly, token amounts to within
+   1 %); both ends are tried first, so a strategy that cannot meet the target costs two
+   trials. Sizes are bisected in order, each with the ones before it held at the values
+   found and the ones after it at their defaults (retrieval: k, then top_k, then
+   recall_budget); if the first one misses even at its most room, it is tried once more
+   with the later sizes at their most room too.
+   From the smallest value that meets, it walks up the ladder while the cost falls (a
+   summary folded less often can cost less upkeep with a larger budget).
+2. Around those values (the cheapest found, the smallest that met, the rung below) a seeded
+   random search tries the other parameters (fold thresholds, placements, neighbour weights).
 3. It stops when every planned setting was tried, or at the time or trial limit, or when
    cancelled; the result says which, and how many settings were tried.
 The evaluator decides what is kept and what it costs (evaluator.py); the same seed and
@@ -25,22 +30,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from engines.survival import SurvivalConfig
-from engines.tune.evaluator import Evaluator
+from engines.tune import results
+from engines.tune.evaluator import Evaluator, is_token_amount
 from engines.tune.facts import FactsEvaluator
-from engines.tune.results import (
-    STOP_CANCELLED,
-    STOP_DONE,
-    STOP_TIME,
-    STOP_TRIALS,
-    Target,
-    Trial,
-    TuneProgress,
-    TuneResult,
-)
+from engines.tune.results import Target, Trial, TuneProgress, TuneResult
 from memory.choices import StrategyChoice
 from memory.registry import Param, spec
 from memory.tokens import TokenCounter
 
+TOKEN_PRECISION = 0.01  # token amounts are bisected to within 1 % (counts exactly)
 EVERY_FACT = Target(1.0)  # the default target: everything kept at every probe
 DEFAULT_STRATEGIES = ("window", "token_window", "summary_buffer", "entity", "hybrid", "retrieval")
 
@@ -114,11 +112,11 @@ class _Search:
         if key in self._seen:
             return self._seen[key]
         if self.cancel.is_set():
-            self.stop = STOP_CANCELLED
+            self.stop = results.STOP_CANCELLED
         elif len(self.trials) >= self.max_trials:
-            self.stop = STOP_TRIALS
+            self.stop = results.STOP_TRIALS
         elif time.perf_counter() > self.deadline:
-            self.stop = STOP_TIME
+            self.stop = results.STOP_TIME
         if self.stop:
             return None
         trial = self._run(choice, stage)
@@ -157,20 +155,28 @@ class _Search:
             self.evaluate(StrategyChoice(name), "ladder")
             return
         found: dict[str, int] = {}
-        near: dict[str, list[int]] = {}  # each size: the value found and the rung below it
+        near: dict[str, list[int]] = {}  # each size: the value found, the smallest, one below
         others = [p for p in s.params if p not in sizes]
         refine = self.refine if others or len(sizes) > 1 else 0
         for i, p in enumerate(sizes):
             low, cap = self.evaluator.room(p)
             rungs = ladder(p, cap, low=low)
             self.planned += 2 + max(1, len(rungs).bit_length()) + (refine if i == 0 else 0)
-            at = self._bisect(name, p.name, rungs, found)
+            close = TOKEN_PRECISION if is_token_amount(p) else 0.0
+            at = self._bisect(name, p.name, rungs, found, close)
+            if at is None and i == 0 and len(sizes) > 1:
+                # its most room misses with the other sizes at their defaults: give them
+                # theirs too (retrieval: k=100 alone may miss, k with every turn retrieved not)
+                most = {q.name: self._most(q) for q in sizes[1:]}
+                at = self._bisect(name, p.name, rungs, most, close)
+                found.update(most if at is not None else {})
             if at is None:
                 if i == 0:
                     return  # even the most room misses the target: nothing to refine
-                continue  # this size stays at its default
-            found[p.name] = rungs[at]
-            near[p.name] = [rungs[at]] + ([rungs[at - 1]] if at > 0 else [])
+                continue  # this size stays where it was (its default, or its most room)
+            value = self._descend(name, p.name, rungs, at, found)
+            found[p.name] = value
+            near[p.name] = sorted({value, rungs[at]} | ({rungs[at - 1]} if at > 0 else set()))
             if self.stop:
                 return
         space = {p.name: _values(p) for p in others}
@@ -181,13 +187,57 @@ class _Search:
             if self.evaluate(StrategyChoice(name, _non_default(name, params)), "refine") is None:
                 return
 
+    def _descend(
+        self, name: str, param: str, rungs: list[int], at: int, fixed: Mapping[str, int]
+    ) -> int:
+        """The cheapest value at or above the smallest that meets the target (`rungs[at]`).
+        More room costs more for most strategies, but a summary folded less often can cost
+        less upkeep: walk up the rungs while the cost falls, then try the midpoints on either
+        side of the cheapest rung. One extra trial when the cost only grows."""
+
+        def trial(value: int) -> Trial | None:
+            choice = StrategyChoice(name, _non_default(name, {**fixed, param: value}))
+            return self.evaluate(choice, "ladder")
+
+        best = trial(rungs[at])
+        if best is None:
+            return rungs[at]
+        i = at
+        while i + 1 < len(rungs):
+            step = trial(rungs[i + 1])
+            if step is None or not step.meets or step.tokens_per_turn >= best.tokens_per_turn:
+                break
+            best, i = step, i + 1
+        value = rungs[i]
+        if i == at:
+            return value
+        for mid in (
+            (rungs[i - 1] + rungs[i]) // 2,
+            (rungs[i] + rungs[min(i + 1, len(rungs) - 1)]) // 2,
+        ):
+            t = trial(mid)
+            if t is not None and t.meets and t.tokens_per_turn < best.tokens_per_turn:
+                best, value = t, mid
+        return value
+
+    def _most(self, p: Param) -> int:
+        """The largest value of a size the search tries (its room, within its limits)."""
+        low, cap = self.evaluator.room(p)
+        return ladder(p, cap, low=low)[-1]
+
     def _bisect(
-        self, name: str, param: str, rungs: list[int], fixed: Mapping[str, int]
+        self,
+        name: str,
+        param: str,
+        rungs: list[int],
+        fixed: Mapping[str, int],
+        close: float = 0.0,
     ) -> int | None:
         """Index of the smallest value meeting the target with the `fixed` parameters (None if
         even the top misses). Bisects the ladder, then the whole numbers between the last rung
         that missed and the first that met, so the answer is exact while more room never
-        keeps less; a value found between rungs is inserted into `rungs`."""
+        keeps less (within `close` x the value, e.g. 1 % for token amounts, when `close` is
+        set); a value found between rungs is inserted into `rungs`."""
 
         def meets(value: int) -> bool | None:
             choice = StrategyChoice(name, _non_default(name, {**fixed, param: value}))
@@ -207,7 +257,7 @@ class _Search:
                 break
             lo, hi = (lo, mid) if m else (mid, hi)
             inner = [r for r in inner if lo < r < hi]
-        while hi - lo > 1 and not self.stop:
+        while hi - lo > max(1, int(hi * close)) and not self.stop:
             mid = (lo + hi) // 2
             m = meets(mid)
             if m is None:
@@ -273,7 +323,7 @@ def tune(
     return TuneResult(
         target,
         search.trials,
-        search.stop or STOP_DONE,
+        search.stop or results.STOP_DONE,
         time.perf_counter() - started,
         seed,
         evaluator.notes(strategies),

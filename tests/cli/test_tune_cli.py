@@ -137,3 +137,17 @@ def test_tune_bad_transcript_inputs_name_the_flag_and_the_problem(tmp_path):
     assert "fact 'rent' is stated at turn 44, but chat.txt has 30 turns" in done.stderr
     done = cli("tune", "--transcript", chat, "--facts", facts, "--probe-turns", "40")
     assert done.returncode == 2 and "--probe-turns 40: probe turn N=40 needs" in done.stderr
+
+
+def test_the_cli_page_quotes_the_real_tune_help():
+    import os
+    import subprocess
+    import sys
+
+    from tests.cli.test_docs import ROOT, quoted_block
+
+    shown = quoted_block("cli.md", "memory-lab-tune-help")
+    env = {**os.environ, "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-m", "cli", "tune", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, env=env)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.rstrip("\n") == shown

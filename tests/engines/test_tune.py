@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 
 import pytest
 
@@ -134,3 +135,21 @@ def test_confirming_the_winner_states_its_cost_first_then_asks_the_model(result)
     probes = [r for r in asked if r.messages[-1].content in {f.probe for f in CONFIG.facts}]
     assert plan.probe_calls == len(probes) == len(run.rows) > 0
     assert run.mode == "model" and any(r.recalled for r in run.rows)
+
+
+def test_a_summary_budget_above_the_smallest_that_keeps_all_can_cost_less_and_is_found():
+    """Folding less often saves upkeep: summary_buffer's cost falls, then rises, with budget."""
+    config = SurvivalConfig(probe_turns=(50,))
+    found = tune(config, Target(1.0), strategies=("summary_buffer",), refine=0)
+    met = [t for t in found.trials if t.meets]
+    smallest = min(met, key=lambda t: t.choice.params.get("budget", 600))
+    assert found.winner.tokens_per_turn < smallest.tokens_per_turn  # the walk up paid off
+    low = smallest.choice.params["budget"]
+    grid = []
+    for budget in range(low, 2 * low, max(1, low // 25)):
+        choice = StrategyChoice("summary_buffer", {"budget": budget})
+        rows = run_survival(replace(config, strategies=(choice,))).rows
+        last = [r for r in rows if r.probe_turn == 50]
+        if all(r.in_payload for r in rows):
+            grid.append(max(r.prompt_tokens_spent + r.maintenance_tokens for r in last) / 50)
+    assert found.winner.tokens_per_turn <= min(grid) * 1.02  # within 2 % of a fine grid's best

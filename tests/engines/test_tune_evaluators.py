@@ -220,12 +220,13 @@ def test_questions_share_is_the_recall_benchmarks_evidence_kept(small_world):
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), share=st.sampled_from([0.3, 0.6, 0.9]))
-def test_for_any_generated_world_the_smallest_budget_found_is_the_smallest(seed, share):
+def test_for_any_generated_world_the_budget_found_is_within_1_percent_of_the_smallest(seed, share):
     ev = QuestionsEvaluator(generate(seed, sessions=6, turns_per_session=8), counter=COUNTER)
     result = tune(ev, Target(share), strategies=("token_window",))
     assert_winner_is_cheapest_that_met(result)
     budget = result.winner.choice.params.get("budget", 600)
-    less = ev.measure(StrategyChoice("token_window", {"budget": budget - 1}))
+    step = max(1, budget // 100)  # token amounts are bisected to within 1 %
+    less = ev.measure(StrategyChoice("token_window", {"budget": budget - step}))
     assert sum(p.kept for p in less.points) / sum(p.total for p in less.points) < share
 
 
@@ -267,7 +268,7 @@ def test_a_malformed_questions_file_says_what_is_wrong(questions, message):
 @pytest.mark.parametrize("which", ["transcript", "questions"])
 def test_same_seed_same_trials_and_cancel_and_time_limit_stop(which, small_world):
     ev = transcript_evaluator() if which == "transcript" else small_world
-    names = ("summary_buffer", "retrieval")
+    names = ("window", "retrieval")
     a = tune(ev, Target(0.75), strategies=names, seed=5, refine=3)
     b = tune(ev, Target(0.75), strategies=names, seed=5, refine=3)
     assert [t.as_dict() for t in a.trials] == [t.as_dict() for t in b.trials]
@@ -346,3 +347,17 @@ def test_a_composition_of_pinned_and_recent_turns_is_searched_on_every_size(regi
     window = min((t for t in result.trials if t.meets and t.choice.name == "window"),
                  key=lambda t: t.tokens_per_turn)  # fmt: skip
     assert result.winner.tokens_per_turn < window.tokens_per_turn
+
+
+def test_a_first_size_that_misses_at_its_most_room_is_retried_with_the_others_roomy(registered):
+    from memory.compose import Block, Composition
+
+    # 50 tokens of recent turns hold nothing, whatever recent_k is: the budget must grow too
+    name = registered(Composition("tight_recent", (Block("recent", count=5, budget=50),)))
+    ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12,)), counter=COUNTER)
+    result = tune(ev, Target(1.0), strategies=(name,))
+    assert_winner_is_cheapest_that_met(result)
+    params = result.winner.choice.params
+    assert params["recent_k"] == 11 and params["recent_budget"] > 50
+    every_k = [t for t in result.trials if t.choice.params.get("recent_budget", 50) == 50]
+    assert every_k and not any(t.meets for t in every_k)
