@@ -67,17 +67,14 @@ def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -
         result = tune(
             evaluator,
             target,
-            strategies=settings.strategies,
-            seed=settings.seed,
-            time_limit_s=settings.time_limit_s,
-            max_trials=settings.max_trials,
-            refine=settings.refine,
             cancel=job.cancel_event,
             on_progress=job.set_progress,
+            **settings.search_options(),
         )
         return result.as_dict()
 
     job = job_board().submit(work, name="tune")
+    st.session_state.tune_error = None
     st.session_state.tune_job = job.id
     st.session_state.tune_result = None
     st.session_state.tune_added = None
@@ -260,26 +257,18 @@ if evaluator is not None:
         f"at most {settings.time_limit_s:g} s and {settings.max_trials:,} settings · "
         "no model calls."
     )
-    run_col, _ = st.columns([1, 5])
-    if run_col.button("▶ Search", type="primary", disabled=running, width="stretch"):
-        st.session_state.tune_error = None
+    if st.columns([1, 5])[0].button("▶ Search", type="primary", disabled=running, width="stretch"):
         start_search(settings, evaluator, target)
         st.rerun()
 
-
-@st.fragment(run_every=0.5)
-def progress_panel() -> None:
-    job = job_board().get(st.session_state.tune_job)
-    if job is None:
-        return
-    if job.done:
-        st.rerun()
-    run = st.session_state.tune_run or {}
-    tune_view.running_panel(job, run.get("strategies", []), float(run.get("time_limit", 0)))
-
-
 if running:
-    progress_panel()
+    run = st.session_state.tune_run or {}
+    tune_view.progress(
+        job_board(),
+        st.session_state.tune_job,
+        run.get("strategies", []),
+        float(run.get("time_limit", 0)),
+    )
 
 if st.session_state.tune_error:
     st.error(f"The search failed: {st.session_state.tune_error}")

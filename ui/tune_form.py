@@ -78,6 +78,16 @@ class TuneSettings:
     def replace(self, **changes: Any) -> TuneSettings:
         return replace(self, **changes)
 
+    def search_options(self) -> dict[str, Any]:
+        """The tuner's keyword arguments for what to search and for how long."""
+        return {
+            "strategies": self.strategies,
+            "seed": self.seed,
+            "time_limit_s": self.time_limit_s,
+            "max_trials": self.max_trials,
+            "refine": self.refine,
+        }
+
     def _needs(self, data: bytes, what: str) -> bytes:
         if not data:
             raise SurvivalConfigError(f"upload {what} for this conversation (or pick another)")

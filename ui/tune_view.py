@@ -48,8 +48,14 @@ def progress_line(
     return min(1.0, fraction), text
 
 
-def running_panel(job: jobs.Job, names: Sequence[str], limit: float) -> None:
-    """Progress and Cancel for a running search (drawn inside the page's fragment)."""
+@st.fragment(run_every=0.5)
+def progress(board: jobs.Board, job_id: str, names: Sequence[str], limit: float) -> None:
+    """The running search's progress bar and Cancel button; the page reruns (and picks the
+    result up) once the job is done or gone."""
+    job = board.get(job_id)
+    if job is None or job.done:
+        st.rerun()
+        return
     fraction, text = progress_line(job.progress, names, job.elapsed, limit)
     st.progress(fraction, text=text)
     if st.button(

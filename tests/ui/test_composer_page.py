@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from memory.compose import Block, Composition, builtin_composition
 from memory.registry import REGISTRY, unregister_composition
-from tests.ui.conftest import ROOT
 from tests.ui.test_survival_page import button
+from tests.ui.test_tune_page import app_page
 from ui.app_state import AppConfig, LaneChoice
 from ui.composer_form import COLUMNS, Draft, blocks_frame, check, draft_of, give_way_options
 from ui.navigation import MAIN_PAGE
@@ -98,11 +98,7 @@ def test_give_way_offers_the_blocks_present_but_never_pinned():
 
 # ---- the page ---------------------------------------------------------------------------------
 def composer_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return app_page(PAGE)
 
 
 def payload(at: AppTest) -> dict:

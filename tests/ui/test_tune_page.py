@@ -20,10 +20,10 @@ PAGE = "pages/6_Tune.py"
 SMALL = ("window", "token_window")
 
 
-def tune_page() -> AppTest:
-    """The whole app (navigation included), switched to the Tune page."""
+def app_page(path: str = PAGE) -> AppTest:
+    """The whole app (navigation included), switched to the page `path`."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.switch_page(PAGE)
+    at.switch_page(path)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -49,7 +49,7 @@ def search(at: AppTest) -> AppTest:
 
 
 def test_a_small_search_shows_why_it_stopped_the_frontier_and_the_winner():
-    at = search(apply(tune_page()))
+    at = search(apply(app_page()))
     expected = tune(SurvivalConfig(probe_turns=(2, 5, 10)), Target(1.0), strategies=SMALL)
     assert expected.winner is not None
     text = " ".join(m.value for m in at.markdown)
@@ -71,7 +71,7 @@ def test_a_small_search_shows_why_it_stopped_the_frontier_and_the_winner():
 
 
 def test_cancel_stops_the_search_and_keeps_what_was_tried():
-    at = apply(tune_page(), turns="2, 200, 600, 1000", strategies=["full", "summary_buffer"])
+    at = apply(app_page(), turns="2, 200, 600, 1000", strategies=["full", "summary_buffer"])
     button(at, "▶ Search").click().run()
     assert any("settings tried" in (p.proto.text or "") or "Starting" in (p.proto.text or "")
                for p in at.get("progress"))  # fmt: skip
@@ -92,13 +92,13 @@ def test_cancel_stops_the_search_and_keeps_what_was_tried():
     ],
 )
 def test_bad_settings_are_named_and_nothing_runs(turns, at_n, message):
-    at = apply(tune_page(), turns=turns, at_n=at_n)
+    at = apply(app_page(), turns=turns, at_n=at_n)
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert not [b for b in at.button if b.label == "▶ Search"]
 
 
 def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
-    at = tune_page()
+    at = app_page()
     at.file_uploader(key="tune-facts-file").upload("facts.json", b"{not json", "application/json")
     button(at, "Apply settings").click().run()
     assert any("Could not read facts.json" in e.value and "not valid JSON" in e.value
@@ -107,7 +107,7 @@ def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
 
 
 def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
-    at = tune_page()
+    at = app_page()
     start = (LaneChoice("full"), LaneChoice("token_window", {"budget": 600}))
     at.session_state["config"] = AppConfig.default().replace(lanes=start)
     at = search(apply(at, at_n="10"))
@@ -142,7 +142,7 @@ def uploader(at: AppTest, label_start: str):
 
 
 def test_the_long_memory_benchmark_is_tuned_on_its_evidence_turns():
-    at = source(tune_page(), "longmem")
+    at = source(app_page(), "longmem")
     next(n for n in at.number_input if n.label.startswith("Sessions")).set_value(6)
     at = search(apply(at, turns=None, at_n=None))
     result = at.session_state.tune_result
@@ -156,7 +156,7 @@ def test_the_long_memory_benchmark_is_tuned_on_its_evidence_turns():
 
 
 def test_a_transcript_that_states_the_facts_is_tuned_with_its_facts_file():
-    at = source(tune_page(), "transcript")
+    at = source(app_page(), "transcript")
     uploader(at, "Transcript").upload("chat.txt", transcript_text().encode(), "text/plain")
     uploader(at, "Facts file").upload("f.json", facts_json().encode(), "application/json")
     at = search(apply(at, turns="10, 20, 31"))
@@ -168,7 +168,7 @@ def test_a_transcript_that_states_the_facts_is_tuned_with_its_facts_file():
 
 
 def test_a_questions_file_that_is_not_json_is_named_and_nothing_runs():
-    at = source(tune_page(), "questions")
+    at = source(app_page(), "questions")
     uploader(at, "Transcript").upload("chat.txt", transcript_text().encode(), "text/plain")
     uploader(at, "Questions file").upload("q.json", b"[oops", "application/json")
     at = apply(at, turns=None)
