@@ -4,6 +4,7 @@ settings, and "Add as lane" putting the winner on the main page."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -176,3 +177,33 @@ def test_a_questions_file_that_is_not_json_is_named_and_nothing_runs():
         e.value for e in at.error
     ]
     assert not [b for b in at.button if b.label == "▶ Search"]
+
+
+def test_the_confirmation_shows_its_cost_first_then_the_models_recall(monkeypatch):
+    from lanes import jobs
+    from memory.standins import ExtractiveSummariser, fixed_sender
+    from ui import tune_view
+
+    sent = []
+
+    def bind(settings, upkeep=None):
+        def send(request, on_delta=None):
+            sent.append(request)
+            return fixed_sender("Your name is Chiru and you earn ₹1,20,000.")(request, on_delta)
+
+        return send, ExtractiveSummariser()
+
+    monkeypatch.setattr(tune_view, "bind_settings", bind)
+    at = search(apply(app_page(), at_n="10"))
+    plan = next(m.value for m in at.markdown if "Nothing is sent until you press" in m.value)
+    calls = int(re.search(r"\*\*([\d,]+) calls\*\*", plan).group(1).replace(",", ""))
+    assert "free (a local model)" in plan and not sent  # the embedded model costs nothing
+    button(at, f"Run the confirmation ({calls:,} calls)").click().run()
+    job = jobs.default_board().get(at.session_state.tune_confirm_job)
+    assert job is not None and job.wait(60)
+    at.run()
+    assert not at.exception, at.exception
+    recalled = next(m.value for m in at.markdown if m.value.startswith("**Recalled by the model:"))
+    rows = next(d.value for d in at.dataframe if "recalled" in d.value.columns)
+    assert f"/{len(rows)}** probes" in recalled and len(sent) > 0
+    assert set(rows["recalled"]) <= {"current", "missing", "stale", "both"}
