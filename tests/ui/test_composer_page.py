@@ -198,6 +198,22 @@ def test_add_as_lane_registers_it_and_puts_it_on_the_main_page(clean_registry):
     assert not at.exception, at.exception
     headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert headers == ["#### Full buffer", "#### My mix"]
+    at.switch_page("pages/6_Tune.py")
+    at.run()  # registered like any strategy: the tuner can search it
+    assert "My mix" in at.button_group(key="tune-strategies").options
+
+
+def test_the_preview_replays_the_main_pages_conversation(fake_transport):
+    at = app_page(MAIN_PAGE)
+    at.chat_input[0].set_value("My name is Chiru and I save ₹20,000 a month.").run()
+    at.chat_input[0].set_value("What should I do next?").run()
+    assert not at.exception, at.exception
+    at.switch_page(PAGE)
+    at.run()
+    assert any("Replayed on the main page's conversation (2 turns" in c.value for c in at.caption)
+    messages = payload(at)["messages"]
+    assert messages[-1] == {"role": "user", "content": "What should I do next?"}
+    assert any("Chiru" in m["content"] for m in messages[:-1])
 
 
 def test_a_builtin_name_is_refused_for_a_lane(clean_registry):
