@@ -126,7 +126,9 @@ source = st.radio(
     horizontal=False,
 )
 if source != settings.source:
-    st.session_state.tune_settings = settings = settings.replace(source=source)
+    questions_first = source in QUESTION_SOURCES and settings.source not in QUESTION_SOURCES
+    pct = 90 if questions_first and settings.target_pct == 100 else settings.target_pct
+    st.session_state.tune_settings = settings = settings.replace(source=source, target_pct=pct)
 facts_source = source in (SOURCE_DEMO, SOURCE_FILLER)
 with st.form("tune-settings"):
     left, right = st.columns(2, gap="large")
@@ -253,7 +255,8 @@ except (ValueError, MemoryLabError) as exc:  # the parsers' errors are ValueErro
 if evaluator is not None:
     st.markdown(
         f"Search **{len(settings.strategies)} strategies** for: "
-        f"**{target.describe(evaluator.what)}** · {evaluator.describe()} · seed {settings.seed}, "
+        f"**{target.describe(evaluator.what)}** · {evaluator.describe()} · search seed "
+        f"{settings.seed}, "
         f"at most {settings.time_limit_s:g} s and {settings.max_trials:,} settings · "
         "no model calls."
     )

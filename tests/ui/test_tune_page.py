@@ -148,6 +148,7 @@ def test_the_long_memory_benchmark_is_tuned_on_its_evidence_turns():
     at = search(apply(at, turns=None, at_n=None))
     result = at.session_state.tune_result
     assert result["kept_counts"] == "evidence turns"
+    assert result["target"]["share"] == 0.9  # questions start from the 90 % evidence
     assert "the long-memory benchmark, seed 0" in result["conversation"]
     assert any("evidence turns kept" in s.value for s in at.success)
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
