@@ -30,21 +30,24 @@ st.set_page_config(page_title="Composer · Memory Lab", page_icon="🧩", layout
 START = "hybrid"
 
 
-def start_options() -> dict[str, Composition]:
-    """Every registered strategy that can be written as blocks, by a label."""
-    out: dict[str, Composition] = {}
+def start_options() -> dict[str, tuple[str, Composition]]:
+    """Every registered strategy that can be written as blocks, by a label: its name and
+    its composition."""
+    out: dict[str, tuple[str, Composition]] = {}
     for name, spec in REGISTRY.items():
         try:
             comp = spec.composition or builtin_composition(name)
         except InvalidParameter:
             continue  # a strategy of its own code (no blocks form): nothing to start from
         kind = "composition" if spec.composition else "built-in"
-        out[f"{name} ({kind})"] = comp
+        out[f"{name} ({kind})"] = (name, comp)
     return out
 
 
-def load(comp: Composition, message: str | None = None) -> None:
-    """Make `comp` the composition being edited (the widgets are redrawn with it)."""
+def load(comp: Composition, message: str | None = None, origin: str | None = None) -> None:
+    """Make `comp` the composition being edited (the widgets are redrawn with it); the
+    preview compares it with `origin`, the strategy it started from."""
+    st.session_state.composer_origin = origin
     st.session_state.composer_loaded = comp.to_dict()
     st.session_state.composer_version = st.session_state.get("composer_version", 0) + 1
     st.session_state.composer_message = message
@@ -70,7 +73,7 @@ app_config = st.session_state.get("config")
 app: AppConfig = app_config if isinstance(app_config, AppConfig) else AppConfig.default()
 options = start_options()
 if "composer_loaded" not in st.session_state:
-    load(builtin_composition(START))
+    load(builtin_composition(START), origin=START)
 loaded = Composition.from_dict(st.session_state.composer_loaded)
 v = st.session_state.composer_version
 
@@ -88,7 +91,8 @@ labels = list(options)
 default = next((i for i, k in enumerate(labels) if k.startswith(f"{START} ")), 0)
 start = c1.selectbox("Start from", labels, index=default, key="composer-start")
 if c2.button("Start from this", width="stretch", key="composer-start-button"):
-    load(options[start], f"Started from {start}.")
+    origin, comp = options[start]
+    load(comp, f"Started from {start}.", origin)
     st.rerun()
 c3.file_uploader(
     "Import JSON (a composition exported here)",
@@ -148,8 +152,8 @@ session: Any = st.session_state.get("session")
 conversation = conversation_of(session)
 compared = strategy_picker(
     by_name(),
-    [START] if START in REGISTRY else [],
-    key="composer-compare",
+    [o for o in [st.session_state.get("composer_origin")] if o in REGISTRY],
+    key=f"composer-compare-{v}",
     label="Compare with",
     titles=True,
 )

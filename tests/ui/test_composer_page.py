@@ -222,3 +222,17 @@ def test_a_builtin_name_is_refused_for_a_lane(clean_registry):
     button(at, "Add as lane").click().run()
     assert any("is a built-in strategy's name" in e.value for e in at.error)
     assert REGISTRY["window"].composition is None
+
+
+@pytest.mark.parametrize("name", ["window", "summary_buffer", "retrieval"])
+def test_starting_from_a_builtin_compares_it_with_that_builtin(name):
+    at = composer_page()
+    at.selectbox(key="composer-start").set_value(f"{name} (built-in)").run()
+    button(at, "Start from this").click().run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="composer-name-2").value == f"composed_{name}"
+    assert any(f"Started from {name} (built-in)" in s.value for s in at.success)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    total = next(t for t in figure["data"] if t["name"] == "request total")
+    assert len(total["y"]) == 2 and total["y"][1].startswith(name)
+    assert total["text"][0] == total["text"][1]  # the same request, token for token

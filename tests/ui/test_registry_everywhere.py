@@ -87,7 +87,8 @@ def test_the_tune_and_composer_pages_offer_it(throwaway):
     tune = page("pages/6_Tune.py")
     assert "Throwaway memory" in tune.button_group(key="tune-strategies").options
     composer = page("pages/7_Composer.py")
-    assert "Throwaway memory" in composer.button_group(key="composer-compare").options
+    compare = next(b for b in composer.button_group if b.label == "Compare with")
+    assert "Throwaway memory" in compare.options
 
 
 def test_the_sessions_page_offers_it_for_a_replay(throwaway):
