@@ -54,8 +54,20 @@ def _target(text: str) -> float:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"the time limit must be above 0 s, got {text!r}")
+    return value
+
+
 def register(sub: Any, add_grid_arguments: Any) -> None:
     """Add `tune` to the CLI's subparsers (`add_grid_arguments` adds facts, turns, filler)."""
+    from cli.main import _at_least
+
     t = sub.add_parser(
         "tune",
         help="find the cheapest strategy setting that keeps your facts (no model)",
@@ -85,8 +97,9 @@ def register(sub: Any, add_grid_arguments: Any) -> None:
                    help="judge the target at these probe turns only (questions: the turns they "
                    "are asked after)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the refinement search (0)")
-    t.add_argument("--time-limit", type=float, default=60.0, help="seconds at most (60)")
-    t.add_argument("--max-trials", type=int, default=400, help="settings tried at most (400)")
+    t.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds at most (60)")
+    t.add_argument("--max-trials", type=_at_least(1), default=400,
+                   help="settings tried at most (400)")  # fmt: skip
     t.add_argument("--csv", metavar="FILE", help="write every setting tried here")
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="write the result to FILE; with no FILE, print it on stdout as JSON")  # fmt: skip
@@ -228,8 +241,8 @@ def frontier_table(result: Any) -> str:
 
     unit = "tokens/turn" if result.cost == COST_PER_TURN else "tokens/req"
     width = max([46, *(len(t.label) for t in result.frontier)])
-    lines = [result.summary(), "", f"{'frontier':<{width}} {unit:>11} {'kept':>6}"]
+    lines = [result.summary(), "", f"{'frontier':<{width}} {unit:>11} {'kept':>7}"]
     for t in result.frontier:
         mark = "  <- cheapest meeting the target" if t is result.winner else ""
-        lines.append(f"{t.label:<{width}} {t.tokens_per_turn:>11,.0f} {t.share:>6.0%}{mark}")
+        lines.append(f"{t.label:<{width}} {t.tokens_per_turn:>11,.0f} {t.share:>7.1%}{mark}")
     return "\n".join(lines)

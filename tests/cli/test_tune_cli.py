@@ -44,6 +44,8 @@ def test_tune_prints_the_frontier_as_a_table():
         (["--target", "lots"], "a share like 0.9 or 90%"),
         (["--probe-turns", "6", "--at", "9"], "judge only at turns that are probed"),
         (["--strategy", "nope"], "unknown strategy"),
+        (["--max-trials", "0"], "expected 1 or more, got 0"),
+        (["--time-limit", "-1"], "the time limit must be above 0 s"),
     ],
 )
 def test_tune_bad_usage_exits_2_with_a_message(args, message):
@@ -151,3 +153,21 @@ def test_the_cli_page_quotes_the_real_tune_help():
     done = subprocess.run([sys.executable, "-m", "cli", "tune", "--help"], cwd=ROOT,
                           capture_output=True, text=True, env=env)  # fmt: skip
     assert done.returncode == 0 and done.stdout.rstrip("\n") == shown
+
+
+def test_tune_on_a_long_memory_conversation_file_and_a_broken_one(tmp_path):
+    from scenarios.longmem_world import generate
+
+    conv = tmp_path / "world.json"
+    conv.write_text(generate(7, sessions=6).to_json(), encoding="utf-8")
+    done = cli(
+        "tune", "--longmem", str(conv), "--strategy", "token_window", "--target", "0.5", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["winner"]["share"] >= 0.5 and "on world.json (" in data["conversation"]
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"sessions": []}', encoding="utf-8")
+    done = cli("tune", "--longmem", str(broken))
+    assert done.returncode == 2
+    assert f"--longmem {broken}: 'sessions' must be a non-empty list" in done.stderr
