@@ -22,6 +22,7 @@ from ui import composer_view, navigation
 from ui.app_state import AppConfig, settings_for
 from ui.composer_form import Draft, blocks_frame, check, give_way_options, where
 from ui.composer_preview import conversation_of, preview
+from ui.composer_view import load_draft
 from ui.lane_handoff import add_as_lane
 from ui.picker import by_name, strategy_picker
 
@@ -44,15 +45,6 @@ def start_options() -> dict[str, tuple[str, Composition]]:
     return out
 
 
-def load(comp: Composition, message: str | None = None, origin: str | None = None) -> None:
-    """Make `comp` the composition being edited (the widgets are redrawn with it); the
-    preview compares it with `origin`, the strategy it started from."""
-    st.session_state.composer_origin = origin
-    st.session_state.composer_loaded = comp.to_dict()
-    st.session_state.composer_version = st.session_state.get("composer_version", 0) + 1
-    st.session_state.composer_message = message
-
-
 def import_file() -> None:
     """The uploader's callback: a good file replaces the draft, a bad one changes nothing."""
     upload = st.session_state.get("composer-import")
@@ -66,14 +58,14 @@ def import_file() -> None:
             f"Could not import {upload.name}: {exc}. The composition being edited is unchanged."
         )
         return
-    load(comp, f"Imported {comp.name} from {upload.name}.")
+    load_draft(comp, f"Imported {comp.name} from {upload.name}.")
 
 
 app_config = st.session_state.get("config")
 app: AppConfig = app_config if isinstance(app_config, AppConfig) else AppConfig.default()
 options = start_options()
 if "composer_loaded" not in st.session_state:
-    load(builtin_composition(START), origin=START)
+    load_draft(builtin_composition(START), origin=START)
 loaded = Composition.from_dict(st.session_state.composer_loaded)
 v = st.session_state.composer_version
 
@@ -92,7 +84,7 @@ default = next((i for i, k in enumerate(labels) if k.startswith(f"{START} ")), 0
 start = c1.selectbox("Start from", labels, index=default, key="composer-start")
 if c2.button("Start from this", width="stretch", key="composer-start-button"):
     origin, comp = options[start]
-    load(comp, f"Started from {start}.", origin)
+    load_draft(comp, f"Started from {start}.", origin)
     st.rerun()
 c3.file_uploader(
     "Import JSON (a composition exported here)",

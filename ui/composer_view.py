@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from memory.compose import KINDS, POLICIES, Composition
+from memory.choices import StrategyChoice
+from memory.compose import KINDS, POLICIES, Composition, builtin_composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY, register_composition, unregister_composition
 from present.anatomy import comparison_anatomy_figure
@@ -59,6 +60,24 @@ BLOCK_COLUMNS = {
         "retrieved: neighbours", min_value=0.0, max_value=1.0, step=0.05
     ),
 }
+
+
+def load_draft(comp: Composition, message: str | None = None, origin: str | None = None) -> None:
+    """Make `comp` the composition the Composer page edits (its widgets are redrawn with
+    it); the preview compares it with `origin`, the strategy it started from."""
+    st.session_state.composer_origin = origin
+    st.session_state.composer_loaded = comp.to_dict()
+    st.session_state.composer_version = st.session_state.get("composer_version", 0) + 1
+    st.session_state.composer_message = message
+
+
+def as_blocks(choice: StrategyChoice) -> Composition:
+    """A strategy setting written as blocks: a composition at those values, or a built-in
+    as its composition (InvalidParameter when it has no blocks form)."""
+    comp = REGISTRY[choice.name].composition
+    if comp is not None:
+        return comp.with_values(choice.params) if choice.params else comp
+    return builtin_composition(choice.name, choice.params)
 
 
 def problems(checked: Checked, where: str, extra: Sequence[str] = ()) -> None:

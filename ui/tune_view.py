@@ -23,8 +23,9 @@ from engines.tune import (
 )
 from lanes import jobs
 from lanes.binding import bind_settings
+from memory.errors import InvalidParameter
 from present.tune import frontier_figure
-from ui import navigation
+from ui import composer_view, navigation
 from ui.app_state import AppConfig, maintenance_settings, settings_for
 from ui.lane_handoff import add_as_lane
 from ui.tune_form import frontier_options, trials_table, unit
@@ -120,10 +121,24 @@ def add_lane_row(result: TuneResult) -> None:
     options = frontier_options(result)
     if not options:
         return
-    left, right = st.columns([4, 1], vertical_alignment="bottom")
+    left, middle, right = st.columns([4, 1, 1], vertical_alignment="bottom")
     label = left.selectbox("Setting to add as a lane", list(options), key="tune-lane-pick")
-    if right.button("Add as lane", key="tune-add-lane", type="primary", width="stretch"):
-        st.session_state.tune_added = add_as_lane(options[label].choice)
+    choice = options[label].choice
+    if middle.button("Add as lane", key="tune-add-lane", type="primary", width="stretch"):
+        st.session_state.tune_added = add_as_lane(choice)
+    if right.button(
+        "Edit as blocks",
+        key="tune-edit-blocks",
+        width="stretch",
+        help="Open this setting in the Composer, written as blocks, to change it further.",
+    ):
+        try:
+            comp = composer_view.as_blocks(choice)
+        except InvalidParameter as exc:
+            st.error(f"{choice.label} cannot be written as blocks: {exc}")
+        else:
+            composer_view.load_draft(comp, f"From the tuner: {choice.label}.", choice.name)
+            st.switch_page("pages/7_Composer.py")
     added = st.session_state.get("tune_added")
     if added:
         st.success(added)

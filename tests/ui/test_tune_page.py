@@ -208,3 +208,15 @@ def test_the_confirmation_shows_its_cost_first_then_the_models_recall(monkeypatc
     rows = next(d.value for d in at.dataframe if "recalled" in d.value.columns)
     assert f"/{len(rows)}** probes" in recalled and len(sent) > 0
     assert set(rows["recalled"]) <= {"current", "missing", "stale", "both"}
+
+
+def test_edit_as_blocks_opens_the_winner_in_the_composer():
+    at = search(apply(app_page(), at_n="10"))
+    winner = at.session_state.tune_result["winner"]
+    at.button(key="tune-edit-blocks").click().run()
+    assert not at.exception, at.exception
+    version = at.session_state.composer_version
+    assert at.text_input(key=f"composer-name-{version}").value == f"composed_{winner['strategy']}"
+    budget = at.number_input(key=f"composer-budget-{version}").value
+    assert budget == winner["params"]["budget"]
+    assert any(f"From the tuner: {winner['label']}" in s.value for s in at.success)
