@@ -19,7 +19,8 @@ no model, upkeep by the rule-based stand-ins, deterministic):
   same verdict on an imported transcript, each fact stated at one of its turns.
 * `QuestionsEvaluator.from_seed(seed)`, `.from_files(transcript, questions)` or
   `.from_conversation_file(text)` - the long-memory benchmark (or your own log): kept =
-  evidence turns sent verbatim at each question; cost = mean prompt tokens at the questions.
+  evidence turns sent verbatim at each question; cost = mean prompt tokens at the questions
+  plus upkeep tokens per turn.
 
 `tune(evaluator, target, strategies=..., seed=..., time_limit_s=..., max_trials=...,
 cancel=..., on_progress=...)` searches every named registered strategy (a registered

@@ -4,8 +4,10 @@ A setting is replayed by the recall benchmark's own code (engines/recall.py `run
 payload-only, upkeep by the rule-based stand-ins) and aggregated by its `summarise`: a
 question's point keeps as many of its evidence turns as the request at that question sends
 verbatim, so the share over all points is the benchmark's pooled "evidence kept". The cost
-is the mean prompt tokens of those requests (the benchmark's "mean tokens"); upkeep calls
-are not counted here, since the benchmark replays turns without preparing a request at each.
+is what a turn costs at the question points: the mean prompt tokens of those requests (the
+benchmark's "mean tokens") plus the upkeep calls' request tokens averaged over the turns, so
+a summary strategy's hidden cost counts (the benchmark replays turns without preparing a
+request at each, so the requests between questions are not measured).
 """
 
 from __future__ import annotations
@@ -20,15 +22,31 @@ from engines.tune.results import EVIDENCE
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
 from memory.registry import spec
+from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
+from memory.types import Completion, ModelFn, Request
 from scenarios.longmem import LongConversation, from_turns, parse_conversation, parse_questions
 from scenarios.longmem_world import generate
 
-COST_PER_REQUEST = "mean prompt tokens of the requests at the question points (no upkeep)"
+COST_PER_REQUEST = (
+    "mean prompt tokens of the requests at the question points, plus upkeep tokens per turn"
+)
 COST_NOTE = (
     "cost is the mean prompt tokens a setting sends at the question points (the recall "
-    "benchmark's mean tokens); summaries and extraction calls are not counted"
+    "benchmark's mean tokens) plus its summary and extraction requests' tokens per turn"
 )
+
+
+class _Counted:
+    """A stand-in upkeep function that adds up the tokens of the requests it is sent."""
+
+    def __init__(self, fn: ModelFn) -> None:
+        self.fn = fn
+        self.tokens = 0
+
+    def __call__(self, request: Request) -> Completion:
+        self.tokens += request.tokens.content
+        return self.fn(request)
 
 
 class QuestionsEvaluator(Evaluator):
@@ -93,14 +111,25 @@ class QuestionsEvaluator(Evaluator):
         return cls(conv, counter=counter, name=name or "the conversation file")
 
     def measure(self, choice: StrategyChoice) -> Measure:
+        cls = spec(choice.name).cls
+        summarize = _Counted(ExtractiveSummariser()) if cls.uses_summary else None
+        extract = _Counted(RuleExtractor()) if cls.uses_facts else None
         try:
-            results = run_setting(self.conversation, choice, counter=self.counter)
+            results = run_setting(
+                self.conversation,
+                choice,
+                counter=self.counter,
+                summarize=summarize,
+                extract=extract,
+            )
         except MemoryLabError as exc:  # e.g. a budget smaller than a question's request
             return Measure((), 0.0, error=str(exc))
         row = summarise(choice.label, choice.name, results)
+        upkeep = sum(fn.tokens for fn in (summarize, extract) if fn is not None)
         at = self._asked_at
         points = tuple(Point(at[r.question], len(r.found), len(r.evidence)) for r in results)
-        return Measure(points, row.mean_tokens, max(r.prompt_tokens for r in results))
+        cost = row.mean_tokens + upkeep / self.last_turn
+        return Measure(points, cost, max(r.prompt_tokens for r in results))
 
     @property
     def judged_turns(self) -> tuple[int, ...]:

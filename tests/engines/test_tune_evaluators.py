@@ -361,3 +361,25 @@ def test_a_first_size_that_misses_at_its_most_room_is_retried_with_the_others_ro
     assert params["recent_k"] == 11 and params["recent_budget"] > 50
     every_k = [t for t in result.trials if t.choice.params.get("recent_budget", 50) == 50]
     assert every_k and not any(t.meets for t in every_k)
+
+
+def test_questions_cost_adds_a_summary_strategys_upkeep_per_turn(small_world):
+    from memory.registry import create
+    from memory.standins import ExtractiveSummariser
+
+    conv = small_world.conversation
+    choice = StrategyChoice("summary_buffer", {"budget": 1500})
+    row = summarise("s", "summary_buffer", run_setting(conv, choice, counter=COUNTER))
+    strategy = create("summary_buffer", conv.system, counter=COUNTER,
+                      summarize=ExtractiveSummariser(), params=choice.params)  # fmt: skip
+    upkeep = sum(
+        call.request.tokens.content for user, reply in conv.turns
+        for call in strategy.commit(user, reply)
+    )  # fmt: skip
+    assert upkeep > 0
+    cost = small_world.measure(choice).cost
+    assert cost >= row.mean_tokens + upkeep / len(conv.turns) - 1e-9
+    plain = StrategyChoice("token_window", {"budget": 1500})  # no upkeep: the mean tokens alone
+    assert small_world.measure(plain).cost == pytest.approx(
+        summarise("t", "token_window", run_setting(conv, plain, counter=COUNTER)).mean_tokens
+    )
