@@ -107,7 +107,7 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
             "title": {
                 "text": "prompt tokens per turn (upkeep included)"
                 if result.cost == COST_PER_TURN
-                else "mean prompt tokens per request at the questions"
+                else "prompt tokens per request at the questions (+ upkeep per turn)"
             },
             "rangemode": "tozero",
             "gridcolor": "#e5e7eb",
