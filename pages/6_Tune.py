@@ -19,7 +19,7 @@ from lanes import jobs
 from memory.errors import MemoryLabError
 from scenarios.filler import BANK
 from ui import tune_view
-from ui.app_state import AppConfig
+from ui.lane_handoff import main_config
 from ui.picker import by_name, strategy_picker
 from ui.tune_form import (
     QUESTION_SOURCES,
@@ -44,17 +44,6 @@ SOURCES = {
 TRANSCRIPT_HELP = "A transcript file: .txt (User:/Assistant: lines), .json messages, or .csv."
 
 
-@st.cache_resource
-def job_board() -> jobs.Board:
-    """Searches by id; cached so a module reload (a file edit) does not lose them."""
-    return jobs.default_board()
-
-
-def main_config() -> AppConfig:
-    config = st.session_state.get("config")
-    return config if isinstance(config, AppConfig) else AppConfig.default()
-
-
 @st.cache_resource(max_entries=4, show_spinner="Reading the conversation…")
 def evaluator_for(settings: TuneSettings) -> Evaluator:
     """The evaluator for the conversation settings (a long conversation takes a second to
@@ -73,7 +62,7 @@ def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -
         )
         return result.as_dict()
 
-    job = job_board().submit(work, name="tune")
+    job = tune_view.job_board().submit(work, name="tune")
     st.session_state.tune_error = None
     st.session_state.tune_job = job.id
     st.session_state.tune_result = None
@@ -87,7 +76,7 @@ def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -
 
 
 def collect_finished_job() -> None:
-    job = job_board().get(st.session_state.tune_job)
+    job = tune_view.job_board().get(st.session_state.tune_job)
     if job is None:
         st.session_state.tune_job = None
         st.session_state.tune_error = "the search was lost (the app restarted): run it again"
@@ -267,7 +256,7 @@ if evaluator is not None:
 if running:
     run = st.session_state.tune_run or {}
     tune_view.progress(
-        job_board(),
+        tune_view.job_board(),
         st.session_state.tune_job,
         run.get("strategies", []),
         float(run.get("time_limit", 0)),

@@ -19,11 +19,11 @@ from memory.compose import Composition, builtin_composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY
 from ui import composer_view, navigation
-from ui.app_state import AppConfig, settings_for
+from ui.app_state import settings_for
 from ui.composer_form import Draft, blocks_frame, check, give_way_options, where
 from ui.composer_preview import conversation_of, preview
 from ui.composer_view import load_draft
-from ui.lane_handoff import add_as_lane
+from ui.lane_handoff import add_as_lane, main_config
 from ui.picker import by_name, strategy_picker
 
 st.set_page_config(page_title="Composer · Memory Lab", page_icon="🧩", layout="wide")
@@ -61,8 +61,7 @@ def import_file() -> None:
     load_draft(comp, f"Imported {comp.name} from {upload.name}.")
 
 
-app_config = st.session_state.get("config")
-app: AppConfig = app_config if isinstance(app_config, AppConfig) else AppConfig.default()
+app = main_config()
 options = start_options()
 if "composer_loaded" not in st.session_state:
     load_draft(builtin_composition(START), origin=START)

@@ -15,9 +15,14 @@ from memory.choices import StrategyChoice
 from ui.app_state import AppConfig, add_lane
 
 
-def _lane_count() -> int:
+def main_config() -> AppConfig:
+    """The main page's settings (its model and lanes), or the defaults if it was not opened."""
     config = st.session_state.get("config")
-    return len(config.lanes) if isinstance(config, AppConfig) else len(AppConfig.default().lanes)
+    return config if isinstance(config, AppConfig) else AppConfig.default()
+
+
+def _lane_count() -> int:
+    return len(main_config().lanes)
 
 
 def add_as_lane(choice: StrategyChoice) -> str:

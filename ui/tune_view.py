@@ -33,6 +33,12 @@ from ui.tune_form import frontier_options, trials_table, unit
 CONFIRM_REPLY_TOKENS = 64
 
 
+@st.cache_resource
+def job_board() -> jobs.Board:
+    """Searches and confirmations by id; cached so a module reload keeps the same board."""
+    return jobs.default_board()
+
+
 def progress_line(
     progress: TuneProgress | None, names: Sequence[str], elapsed: float, limit: float
 ) -> tuple[float, str]:
@@ -158,7 +164,7 @@ def confirmation(config: SurvivalConfig, winner: Trial, app: AppConfig) -> None:
             f"replies, {plan.maintenance_calls} upkeep calls), about **{plan.tokens:,} tokens**"
             f"{cost}. Nothing is sent until you press the button."
         )
-        job = jobs.default_board().get(st.session_state.get("tune_confirm_job"))
+        job = job_board().get(st.session_state.get("tune_confirm_job"))
         running = job is not None and not job.done
         if st.button(
             f"Run the confirmation ({plan.calls:,} calls)", key="tune-confirm", disabled=running
@@ -189,7 +195,7 @@ def start_confirmation(config: SurvivalConfig, winner: Trial, app: AppConfig) ->
             config, winner, send=send, summarize=model_fn, extract=model_fn, cancel=job.cancel_event
         )
 
-    return jobs.default_board().submit(work, name="tune-confirm")
+    return job_board().submit(work, name="tune-confirm")
 
 
 def confirmation_result(job: jobs.Job) -> None:
