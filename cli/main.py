@@ -26,6 +26,8 @@ from typing import Any, NoReturn
 
 from cli import sweep, tune
 from cli.app import add_app_parser
+from cli.compositions import add_composition_argument
+from cli.compositions import prepare as prepare_compositions
 from cli.conventions import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
@@ -454,6 +456,7 @@ MAIN_EXAMPLES = """examples:
   memory-lab survival --payload-only                   # no model: in-payload verdicts only
   memory-lab survival --payload-only --json > grid.json
   memory-lab survival --probe-turns 2,5,10 --strategy full --strategy window:k=3
+  memory-lab tune --composition mine.json              # a composition exported from the app
   memory-lab app                                       # the app on http://127.0.0.1:8501
 
 Each command has its own --help. Results go to stdout; progress and notes to stderr.
@@ -531,6 +534,7 @@ def add_grid_arguments(s: Any, *, strategy_help: str) -> None:
         help="'builtin' (the bank) or a transcript file (.txt/.json/.csv)",
     )
     s.add_argument("--filler-seed", type=int, default=0, help="shuffle of the built-in bank")
+    add_composition_argument(s)
 
 
 def _add_survival_parser(sub: Any, names: str) -> None:
@@ -598,6 +602,7 @@ def _add_simulate_parser(sub: Any, names: str) -> None:
     )
     g.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
                    help=f"a strategy to project, repeatable (default: full). Names: {names}")  # fmt: skip
+    add_composition_argument(g)
     g.add_argument("--summary-tokens", type=_positive, default=150, help="assumed summary length")
     g.add_argument("--facts-tokens", type=_non_negative, default=30, help="assumed facts block")
     g.add_argument("--overhead", action="store_true", help="add per-message template tokens")
@@ -617,6 +622,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        prepare_compositions(args)
         return int(args.func(args))
     except UsageError as exc:
         getattr(args, "parser", parser).print_usage(sys.stderr)

@@ -232,6 +232,8 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add `sweep` and its subcommands to the CLI's subparsers."""
+    from cli.compositions import add_composition_argument
+
     parser = sub.add_parser(
         "sweep",
         help="survival grids through the providers' batch APIs (half price, resumable)",
@@ -254,6 +256,7 @@ def register(sub: Any) -> None:
         p.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
                        help="a strategy, repeatable (default: the main-page lanes)")  # fmt: skip
         p.add_argument("--facts", metavar="FILE.json", help="facts to plant (default: FinCoach's)")
+        add_composition_argument(p)
         p.add_argument("--upkeep", choices=("stand-in", "interactive"), default="stand-in",
                        help="summaries/extraction by rule-based stand-ins (free) or by the model, "
                        "interactively before the batch (list prices)")  # fmt: skip

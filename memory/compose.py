@@ -329,6 +329,26 @@ class Composition:
         return replace(self, budget=budget, blocks=tuple(blocks))
 
 
+def read_composition(data: str | bytes, *, source: str = "the file") -> Composition:
+    """A composition from an uploaded or saved JSON file (text or bytes); InvalidParameter
+    says what is wrong with `source` (not UTF-8, not JSON, which field) and nothing is kept."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InvalidParameter(
+                f"{source} is not UTF-8 text (byte {exc.start + 1}): export the composition "
+                "from Memory Lab again"
+            ) from None
+    data = data.removeprefix("\ufeff")
+    if not data.strip():
+        raise InvalidParameter(f"{source} is empty: it should hold one composition as JSON")
+    try:
+        return Composition.from_json(data)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"{source}: {exc}") from None
+
+
 # parameter name -> Block attribute, per kind (the names the registry and CLI show)
 _PARAMS: dict[str, tuple[tuple[str, str], ...]] = {
     "pinned": (("pinned_first", "first"), ("pinned_budget", "budget")),

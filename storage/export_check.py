@@ -10,7 +10,9 @@ from typing import Any
 
 from lanes.labels import LABEL_LIMIT, strategy_of
 from lanes.lane import LaneTurn
+from memory.errors import InvalidParameter
 from memory.registry import REGISTRY
+from storage.compositions import adopt
 from storage.records import is_interrupted, prompt_tokens, total_tokens
 from storage.saved import (
     FORMAT,
@@ -105,6 +107,10 @@ def check_export(data: Any) -> dict[str, Any]:
     settings = dict(_mapping(data["settings"], "'settings'"))
     if not isinstance(settings.get("provider"), Mapping | None):
         raise SessionFormatError("'settings.provider' must be an object")
+    try:  # the compositions its lanes ran: registered if this process lacks them
+        adopt(settings)
+    except InvalidParameter as exc:
+        raise SessionFormatError(f"'settings': {exc}") from None
     records: dict[str, list[LaneTurn]] = {}
     memory: dict[str, dict[str, Any]] = {}
     for name, lane in lanes.items():

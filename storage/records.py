@@ -16,6 +16,7 @@ from lanes.session import Session
 from memory.registry import create
 from memory.tokens import TokenCounter
 from providers.redaction import redact, safe_url
+from storage.compositions import lane_compositions
 
 INTERRUPTED = "Interrupted"  # error_kind of a lane that never answered its turn
 INTERRUPTED_TEXT = "the app stopped before this lane answered (turn interrupted)"
@@ -104,7 +105,7 @@ def session_settings(session: Session, *, app: Mapping[str, Any] | None = None) 
     maintenance = (
         None if session.maintenance is session.provider else public_settings(session.maintenance)
     )
-    return {
+    settings = {
         "system_prompt": session.system_prompt,
         "provider": provider,
         "maintenance": maintenance,
@@ -115,6 +116,10 @@ def session_settings(session: Session, *, app: Mapping[str, Any] | None = None) 
         },
         "app": dict(app) if app else None,
     }
+    composed = lane_compositions({n: lane.strategy for n, lane in session.lanes.items()})
+    if composed:  # so the session opens where the compositions are not registered
+        settings["compositions"] = composed
+    return settings
 
 
 def lane_entry(label: str, lane: Any) -> dict[str, Any]:

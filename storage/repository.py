@@ -35,6 +35,7 @@ from lanes.lane import LaneTurn
 from lanes.session import Session, Transport
 from providers.redaction import env_key_values, secrets_of
 from storage import export_check
+from storage.compositions import CompositionStore, adopt
 from storage.errors import SessionNotFound, StoreError
 from storage.records import (
     NAME_LIMIT,
@@ -111,7 +112,7 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-class Store(Writes):
+class Store(Writes, CompositionStore):
     """Saved sessions in one database. Thread-safe; holds no conversation in memory (two
     browser sessions share the store object, never each other's state)."""
 
@@ -310,6 +311,7 @@ class Store(Writes):
             state = json.loads(state_row.state)
             memory[state_row.lane] = expand_state(state, records.get(state_row.lane, []))
         settings = json.loads(row.settings)
+        adopt(settings)  # the compositions its lanes ran, registered if this process lacks them
         for name in info.strategies:
             if name not in memory:  # a lane that has not answered yet: fresh memory
                 memory[name] = fresh_state(name, settings)

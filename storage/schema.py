@@ -15,6 +15,7 @@ written by a newer version, and is refused rather than misread.
                      call (history pairs elided: they are the lane's recorded turns).
 * ``ml_meta``        ``schema``: the schema version last written (kept for older readers).
 * ``ml_sweep*``      batch sweeps: their tables live in storage/sweeps.py (migration 3).
+* ``ml_compositions`` saved compositions: storage/compositions.py (migration 4).
 """
 
 from __future__ import annotations
@@ -127,7 +128,19 @@ def m003_sweeps(conn: Connection) -> None:
     sweeps_metadata.create_all(conn, checkfirst=True)
 
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_lane_turns_by_turn, m003_sweeps)
+def m004_compositions(conn: Connection) -> None:
+    """Saved compositions (ml_compositions), defined in storage/compositions.py."""
+    from storage.compositions import metadata as compositions_metadata
+
+    compositions_metadata.create_all(conn, checkfirst=True)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_initial,
+    m002_lane_turns_by_turn,
+    m003_sweeps,
+    m004_compositions,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

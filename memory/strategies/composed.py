@@ -5,9 +5,10 @@ Each turn, in this order:
    (ContextOverflow naming them otherwise); nothing else is required;
 2. a "threshold" summary folds the oldest unsummarised turns until the resting prompt plus the
    new message fits the budget (a failed fold stops folding);
-3. the facts block is left out if it is over its own budget; then, while the system text
-   with summary and facts would not fit with the new message, they are left out in give-way
-   order;
+3. the facts block is left out if it is over its own budget; then the blocks give way in
+   give-way order until the request fits: a turn block (recent, retrieved) by counting as empty
+   for now, a summary or facts block by being left out of this request (so a summary named
+   before the recent turns is left out while all the recent turns still count);
 4. the turn blocks fill the room left, the block that gives way last first: "recent" takes the
    newest unsummarised turns (its count, its budget, the room), "retrieved" packs the
    best-ranked turns older than the recent block's pick into its budget, its share of the
@@ -136,6 +137,23 @@ class Composed(Strategy):
         )
         return sorted(taken)
 
+    def turn_wants(
+        self, user_text: str, candidates: list[int], pinned: set[int], order: tuple[str, ...]
+    ) -> dict[str, int]:
+        """Tokens each turn block would take within its own limits alone: a summary or facts
+        block named before a turn block in `order` gives way while that block still counts
+        whole. {} when every turn block is named before every summary and facts block."""
+        systemic = [i for i, kind in enumerate(order) if kind in ("summary", "facts")]
+        turn_blocks = [i for i, kind in enumerate(order) if kind in ("recent", "retrieved")]
+        if not systemic or not turn_blocks or max(turn_blocks) < min(systemic):
+            return {}
+        recent = self.recent_pick(candidates, None)
+        out = {"recent": self.history.tokens(recent)}
+        older = (recent[0] if recent else len(self.history) + 1) - 1
+        hits = self.retrieve(user_text, older, None, pinned)
+        out["retrieved"] = self.history.tokens(sorted(d for d, _ in hits))
+        return out
+
     def facts_tokens(self) -> int:
         """What the known-facts block adds to the system text."""
         count = self.counter.count
@@ -171,17 +189,21 @@ class Composed(Strategy):
             return self.fixed_tokens(user_text, summary, facts=keep["facts"]) + pinned_tokens
 
         order = self.comp.yield_order()
+        candidates = self.unsummarised(pinned_set)
         if budget is not None:
+            # turn blocks still to give way count whole; one that gave way counts as empty here
+            # and takes what room is left below
+            later = self.turn_wants(user_text, candidates, pinned_set, order)
             for kind in order:
-                if fixed() <= budget:
-                    break
-                if keep.get(kind):
+                later.pop(kind, None)
+                if kind not in keep or fixed() + sum(later.values()) <= budget:
+                    continue
+                if keep[kind]:
                     keep[kind] = False
                     if kind == "summary" and not self.summary:
                         continue
-                    notes.append(f"the {kind} block gave way this turn: the new message must fit")
+                    notes.append(f"the {kind} block gave way this turn to fit the budget")
         room = None if budget is None else budget - fixed()
-        candidates = self.unsummarised(pinned_set)
         wanted = self.recent_pick(candidates, room)
         older = (wanted[0] if wanted else len(self.history) + 1) - 1
         recent: list[int] = []

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memory.compose import builtin_composition
@@ -23,9 +23,11 @@ from memory.standins import ExtractiveSummariser, RuleExtractor, SizedSummariser
 from memory.strategies.base import Strategy
 from memory.strategies.composed import compose_strategy
 from memory.types import Completion, MaintenanceCall, Request
-from tests.memory.test_contracts import CONTRACT, COUNTER, SYSTEM, params, shape, turns
+from tests.memory.test_contracts import CONTRACT, COUNTER, LONG, SYSTEM, params, shape, turns
 
 BUILTINS = sorted(name for name, s in REGISTRY.items() if s.composition is None)
+# more examples than the contract suite: the give-way paths need tight budgets and long turns
+EQUIVALENCE = settings(CONTRACT, max_examples=300 if LONG else 100)
 
 
 class Flaky:
@@ -40,6 +42,17 @@ class Flaky:
             raise RuntimeError("upkeep call failed")
         result: Completion = self.inner(request)
         return result
+
+
+# many short turns on a few topics, so retrieval finds turns and budgets squeeze blocks
+TOPICS = (" rent", " loan", " fund", " salary", " la")
+topic_turn = st.builds(
+    lambda head, n, word: head + COUNTER.text_of_tokens(n, word=word),
+    st.sampled_from(("My rent is ₹25,000. ", "I'm Asha. ", "The loan EMI is 31,000. ", "")),
+    st.integers(5, 150),
+    st.sampled_from(TOPICS),
+)
+dense = st.lists(st.tuples(topic_turn, topic_turn), min_size=4, max_size=16)
 
 
 def upkeep(calls: Sequence[MaintenanceCall]) -> list[tuple[Any, ...]]:
@@ -65,14 +78,16 @@ def pair(
 
 
 @pytest.mark.parametrize("name", BUILTINS)
-@CONTRACT
+@EQUIVALENCE
 @given(data=st.data())
 def test_composition_equals_builtin(name: str, data: st.DataObject) -> None:
     options = data.draw(params(name), label="params")
     kind = data.draw(st.sampled_from(("extractive", "sized")), label="summariser")
     tokens = data.draw(st.integers(1, 400), label="summary tokens")
     fails = data.draw(st.lists(st.booleans(), max_size=4), label="failing calls")
-    conversation = data.draw(turns, label="turns")
+    conversation = data.draw(turns | dense, label="turns")
+    if "budget" in options and data.draw(st.booleans(), label="tight budget"):
+        options["budget"] = data.draw(st.integers(COUNTER.count(SYSTEM) + 1, 900), label="budget")
     builtin, composed = pair(name, options, kind, tokens, fails)
     for number, (user, reply) in enumerate(conversation, 1):
         try:
