@@ -244,13 +244,8 @@ def load_facts(data: Any) -> tuple[Fact, ...]:
 
 def parse_facts_json(text: str) -> tuple[Fact, ...]:
     """Facts from the text of a facts file; SurvivalConfigError for bad JSON of any kind."""
-    return load_facts(facts_file_data(text))
-
-
-def facts_file_data(text: str) -> Any:
-    """The parsed JSON of a facts file; SurvivalConfigError for bad JSON of any kind."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SurvivalConfigError(
             f"the facts file is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
@@ -259,6 +254,7 @@ def facts_file_data(text: str) -> Any:
         raise SurvivalConfigError(
             "the facts file nests too deeply to be a facts file (a list of flat objects)"
         ) from None
+    return load_facts(data)
 
 
 def facts_json(facts: Sequence[Fact]) -> str:

@@ -28,8 +28,7 @@ from engines.survival import (
     load_facts,
     run_survival,
 )
-from engines.survival.facts import facts_file_data
-from engines.transcripts import Transcript
+from engines.transcripts import Transcript, TranscriptError
 from engines.transcripts import parse as parse_transcript
 from engines.tune.evaluator import DEFAULT_SYSTEM, Evaluator, Measure, Point
 from engines.tune.results import COST_PER_TURN, FACTS
@@ -39,6 +38,7 @@ from memory.numbers import find_answer
 from memory.registry import spec
 from memory.standins import fixed_reply
 from memory.tokens import TokenCounter
+from scenarios.transcripts import load_json
 
 
 def _measure_rows(rows: Sequence[ProbeRow]) -> Measure:
@@ -172,9 +172,13 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
                 raise SurvivalConfigError(
                     f"the facts file is not UTF-8 text ({exc.reason})"
                 ) from None
+        try:
+            data = load_json(facts)
+        except TranscriptError as exc:  # the one JSON reader's message, for the facts file
+            raise SurvivalConfigError(f"the facts file: {exc}") from None
         return cls(
             parsed,
-            facts_file_data(facts),
+            data,
             probe_turns,
             system_prompt=system_prompt,
             counter=counter,

@@ -183,7 +183,7 @@ def test_transcript_facts_that_do_not_match_the_transcript_are_refused(change, m
 def test_transcript_probe_turns_and_files_that_cannot_be_read_are_refused():
     with pytest.raises(SurvivalConfigError, match=r"probe turn N=45 needs turns 1..44, but"):
         TranscriptFactsEvaluator.from_files(transcript_text(), facts_json(), (10, 45))
-    with pytest.raises(SurvivalConfigError, match="facts file is not valid JSON"):
+    with pytest.raises(SurvivalConfigError, match="the facts file: line 1: not valid JSON"):
         TranscriptFactsEvaluator.from_files(transcript_text(), "{facts:", (10,))
     with pytest.raises(TranscriptError, match="line 1"):
         TranscriptFactsEvaluator.from_files("hello there\n", facts_json(), (10,))
