@@ -18,7 +18,8 @@ from memory.choices import StrategyChoice
 from memory.compose import Composition, builtin_composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY
-from ui import composer_view, navigation
+from storage.store import Store, StoreError
+from ui import composer_view, navigation, persistence
 from ui.app_state import settings_for
 from ui.composer_form import Draft, blocks_frame, check, give_way_options, where
 from ui.composer_preview import conversation_of, preview
@@ -62,6 +63,12 @@ def import_file() -> None:
 
 
 app = main_config()
+saved_in: Store | None
+try:
+    saved_in = persistence.store()  # opening it registers the saved compositions
+except StoreError as exc:
+    saved_in = None
+    st.warning(f"The database cannot be opened, so Save is off: {exc}")
 options = start_options()
 if "composer_loaded" not in st.session_state:
     load_draft(builtin_composition(START), origin=START)
@@ -181,7 +188,7 @@ for container, field in (
 # ---- use it -----------------------------------------------------------------------------
 st.subheader("Use it")
 usable = composition is not None and not late
-b1, b2, _ = st.columns([1, 1, 3])
+b1, b2, b3, _ = st.columns([1, 1, 1, 2])
 if b1.button("Add as lane", type="primary", disabled=not usable, key="composer-add-lane"):
     assert composition is not None
     try:
@@ -192,7 +199,20 @@ if b1.button("Add as lane", type="primary", disabled=not usable, key="composer-a
         st.session_state.composer_added = f"{registered}. " + add_as_lane(
             StrategyChoice(composition.name)
         )
-b2.download_button(
+if b2.button(
+    "Save", disabled=not usable or saved_in is None, key="composer-save",
+    help="Save it in the app's database: it is registered whenever the app starts, and the "
+    "command line finds it by name.",
+):  # fmt: skip
+    assert composition is not None and saved_in is not None
+    try:
+        registered = composer_view.register(composition)
+        saved_in.save_composition(composition)
+    except (InvalidParameter, StoreError) as exc:
+        st.error(f"Not saved: {exc}")
+    else:
+        st.session_state.composer_added = f"Saved {composition.name} in the database; {registered}."
+b3.download_button(
     "Export JSON",
     composition.to_json() if composition is not None else "",
     f"{composition.name if composition else 'composition'}.json",

@@ -236,3 +236,37 @@ def test_starting_from_a_builtin_compares_it_with_that_builtin(name):
     total = next(t for t in figure["data"] if t["name"] == "request total")
     assert len(total["y"]) == 2 and total["y"][1].startswith(name)
     assert total["text"][0] == total["text"][1]  # the same request, token for token
+
+
+def test_save_keeps_it_in_the_database_and_a_restart_registers_it_again(
+    clean_registry, tmp_path, monkeypatch
+):
+    from storage.store import Store
+    from ui import persistence
+
+    url = f"sqlite:///{tmp_path / 'app.db'}"
+    monkeypatch.setenv("MEMORY_LAB_DB_URL", url)
+    at = composer_page()
+    at.text_input(key="composer-name-1").set_value("saved_mix").run()
+    button(at, "Save").click().run()
+    assert not at.exception, at.exception
+    assert any("Saved saved_mix in the database" in s.value for s in at.success)
+    saved = Store(url).list_compositions()
+    assert [c.name for c in saved] == ["saved_mix"] and saved[0].budget == 800
+    unregister_composition("saved_mix")  # as if the app had restarted
+    persistence._open.clear()
+    at = composer_page()
+    assert REGISTRY["saved_mix"].composition == saved[0]
+    assert "saved_mix (composition)" in at.selectbox(key="composer-start").options
+
+
+def test_a_builtin_name_is_not_saved(clean_registry, tmp_path, monkeypatch):
+    from storage.store import Store
+
+    url = f"sqlite:///{tmp_path / 'app.db'}"
+    monkeypatch.setenv("MEMORY_LAB_DB_URL", url)
+    at = composer_page()
+    at.text_input(key="composer-name-1").set_value("summary").run()
+    button(at, "Save").click().run()
+    assert any("Not saved:" in e.value and "built-in" in e.value for e in at.error)
+    assert Store(url).list_compositions() == []
