@@ -31,6 +31,7 @@ if applied is not None:
     st.session_state.config = config = applied
     st.session_state.session = None
     st.session_state.demo_queue = []
+    st.rerun()  # redraw the sidebar from the applied settings (an emptied "Add a lane" box)
 
 if st.session_state.session is None:
     try:
@@ -47,9 +48,15 @@ if presentation.sidebar(session):  # the toggle; presentation mode replaces the 
 top_left, top_right = st.columns([3, 2], vertical_alignment="bottom")
 with top_left:
     st.title("Memory Lab")
+    own = len(session.own_providers)
     st.caption(
         f"One conversation, {len(session.lanes)} memory strategies side by side · "
         f"{config.provider_caption()}"
+        + (
+            f" ({own} lane{'s' * (own > 1)} on {'their' if own > 1 else 'its'} own model)"
+            if own
+            else ""
+        )
     )
 with top_right:
     b1, b2 = st.columns(2)

@@ -16,6 +16,7 @@ import streamlit as st
 
 from engines import transcripts
 from lanes import jobs
+from lanes.lane import lane_title
 from memory.registry import REGISTRY
 from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
@@ -54,7 +55,12 @@ def label(info: SessionInfo) -> str:
 
 
 def titles(names: tuple[str, ...]) -> str:
-    return ", ".join(REGISTRY[n].title if n in REGISTRY else n for n in names)
+    """Lane labels as titles ('Summary buffer · gpt-4o-mini'); unknown ones as they are."""
+    strategies = [n.split(" ", 1)[0] for n in names]
+    return ", ".join(
+        lane_title(REGISTRY[s].title, s, n) if s in REGISTRY else n
+        for s, n in zip(strategies, names, strict=True)
+    )
 
 
 def flash(message: str) -> None:

@@ -187,7 +187,10 @@ def own_model(
         base if same else ProviderChoice(preset),
         preset=preset,
         model=model.strip(),
-        base_url=url.strip() or None if catalog.preset(preset).url_editable else None,
+        # an empty URL: the session's endpoint when it is the same provider, else the preset's
+        base_url=(url.strip() or (base.base_url if same else None))
+        if catalog.preset(preset).url_editable
+        else None,
         api_key=base.api_key if same else None,
         maintenance_model=None,
         temperature=session.temperature,

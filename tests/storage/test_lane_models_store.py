@@ -140,3 +140,25 @@ def test_each_lane_is_costed_at_its_own_model_price():
     rows = export.turn_rows(saved, export.price_of(saved))
     by_lane = {(r["lane"], r["turn"]): r["cost_usd"] for r in rows}
     assert by_lane[("full · gpt-4o", 1)] == round(records["full · gpt-4o"][0].cost(big), 8)
+
+
+def test_a_lane_provider_key_reaches_no_export_and_no_database(tmp_path):
+    from tests.storage.store_support import PLANTED
+
+    path = tmp_path / "keys.sqlite3"
+    store = Store(f"sqlite:///{path}")
+    own = providers.preset("openai").settings("gpt-4o", api_key=PLANTED)
+    session = Session(
+        system_prompt=fincoach.SYSTEM_PROMPT,
+        lanes=[LaneSpec("full"), LaneSpec("full", provider=own)],
+        provider=openai("gpt-4o-mini"),
+        transport=FakeTransport(),
+    )
+    store.track(session)
+    session.run_turn("Hi! I'm Chiru.")
+    saved = store.load(session.id)
+    assert saved.lane_provider("full · gpt-4o")["key_set"] is True
+    for text in (export.to_json(saved), export.to_csv(saved), export.to_html(saved)):
+        assert PLANTED not in text
+    assert PLANTED.encode() not in path.read_bytes()
+    assert PLANTED not in json.dumps(session.snapshot())

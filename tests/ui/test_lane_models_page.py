@@ -37,6 +37,7 @@ def test_a_second_summary_buffer_lane_on_another_model_answers_a_turn(fake_trans
     assert SB in session.lanes and SB_MINI in session.lanes and len(session.lanes) == 7
     headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert "#### Summary buffer · gpt-4o-mini" in headers
+    assert any("(1 lane on its own model)" in c.value for c in at.caption)
     ok(at.chat_input[0].set_value("Hi! I'm Chiru.").run())
     records = {n: lane.turns[-1] for n, lane in session.lanes.items()}
     assert all(r.ok for r in records.values()), records
@@ -88,3 +89,43 @@ def test_add_lane_appends_to_the_main_page_config_and_returns_its_label():
     assert len(config.lanes) == 7 and config.labels()[-1] == labels[0]
     assert labels[2] in config.labels()
     assert at.session_state["session"] is None  # the main page starts a new conversation
+
+
+def test_a_saved_session_reopens_with_each_lane_on_its_own_model():
+    from lanes.session import Session
+    from memory.registry import REGISTRY
+    from providers.fake import FakeTransport
+    from providers.settings import ProviderChoice
+    from storage.store import SavedSession
+    from ui.app_state import AppConfig, LaneChoice, settings_for
+    from ui.persistence import config_for, lane_specs
+
+    sb = REGISTRY["summary_buffer"].defaults()
+    config = AppConfig(
+        provider=ProviderChoice("openai", "gpt-4o-mini"),
+        lanes=(
+            LaneChoice("full", {}),
+            LaneChoice("summary_buffer", sb),
+            LaneChoice("summary_buffer", sb, ProviderChoice("anthropic", "claude-haiku-4-5")),
+        ),
+    )
+    session = Session(
+        system_prompt=config.system_prompt,
+        lanes=lane_specs(config),
+        provider=settings_for(config.provider),
+        transport=FakeTransport(),
+    )
+    session.run_turn("Hi! I'm Chiru.")
+    saved = SavedSession.from_session(session, app=config.as_saved())
+    reopened = config_for(saved, AppConfig.default())
+    assert reopened.labels() == list(session.lanes) == [
+        "full", "summary_buffer", "summary_buffer · claude-haiku-4-5",
+    ]  # fmt: skip
+    own = reopened.lanes[2].provider
+    assert own is not None and (own.preset, own.model) == ("anthropic", "claude-haiku-4-5")
+    assert reopened.lanes[1].provider is None
+    specs = lane_specs(reopened)
+    assert specs[2].provider.kind == "anthropic" and specs[2].provider.model == "claude-haiku-4-5"
+    # each lane's own price: Haiku's for the third lane, gpt-4o-mini's for the others
+    assert reopened.lane_price(reopened.lanes[2]).model == "claude-haiku-4-5"
+    assert reopened.lane_price(reopened.lanes[1]).model == "gpt-4o-mini"
