@@ -1,5 +1,8 @@
 """A Session: one conversation fanned out to several lanes, each a memory strategy.
 
+Lanes are keyed by label (lanes/labels.py), so one strategy may run in several lanes, with
+other parameters or on its own provider (`LaneSpec.provider`; None: the session's).
+
 The session owns the user turns and the lanes; `run_turn` runs every lane of a turn in
 parallel threads (the CLI, the bench and the tests use it), while the UI runs each lane in
 its own parallel fragment through `run_lane`. Both paths go through `Lane.run`, so what the

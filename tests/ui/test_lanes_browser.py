@@ -101,9 +101,8 @@ def test_summary_buffer_on_two_models_side_by_side(app_url, server):
         assert (c1, d1) != (c2, d2) and d1 == "solid" and d2 == "dash"
         page.wait_for_timeout(1500)
         page.set_viewport_size({"width": 1600, "height": 2300})
-        page.evaluate(  # back to the top: the lanes side by side
-            "() => document.querySelectorAll('*').forEach(el => { if (el.scrollTop) el.scrollTop = 0; })"
-        )
+        page.mouse.move(900, 400)  # back to the top: the lanes side by side
+        page.mouse.wheel(0, -20_000)
         page.wait_for_timeout(1500)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "lanes.png"))
