@@ -129,3 +129,32 @@ def test_a_saved_session_reopens_with_each_lane_on_its_own_model():
     # each lane's own price: Haiku's for the third lane, gpt-4o-mini's for the others
     assert reopened.lane_price(reopened.lanes[2]).model == "claude-haiku-4-5"
     assert reopened.lane_price(reopened.lanes[1]).model == "gpt-4o-mini"
+
+
+def test_a_lane_whose_own_model_fails_shows_its_error_and_the_others_answer(
+    fake_transport, monkeypatch
+):
+    from providers.fake import FakeProviderError, FakeReply
+
+    real = fake_transport.stream
+
+    def stream(request, settings, on_delta=None):
+        if settings.model == "dead-model":  # e.g. a wrong key for that lane's provider
+            body = fake_transport.body(request, settings)
+            return FakeReply("", None, body, complete=False, error=FakeProviderError("401 bad key"))
+        return real(request, settings, on_delta)
+
+    monkeypatch.setattr(fake_transport, "stream", stream)
+    at = ok(AppTest.from_file(APP, default_timeout=60).run())
+    by_key(at.selectbox, "lane-add-strategy").set_value("window")
+    by_key(at.text_input, "lane-model-add").set_value("dead-model")
+    next(b for b in at.button if b.label.startswith("Apply")).click()
+    ok(at.run())
+    ok(at.chat_input[0].set_value("Hi! I'm Chiru.").run())
+    session = at.session_state["session"]
+    statuses = {n: lane.turns[-1].status for n, lane in session.lanes.items()}
+    assert statuses.pop("window · dead-model") == "error"
+    assert set(statuses.values()) == {"ok"} and len(statuses) == 6
+    assert any("401 bad key" in e.value for e in at.error)
+    ok(at.chat_input[0].set_value("And again?").run())  # the conversation goes on
+    assert session.turn == 2 and session.lanes["window"].turns[-1].ok
