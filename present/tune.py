@@ -11,17 +11,18 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 
-from engines.tune import Trial, TuneResult
+from engines.tune import COST_PER_TURN, Trial, TuneResult
 from present.style import color, projector
 
 FRONTIER = "#111827"
 TARGET = "#b91c1c"
 
 
-def _hover(t: Trial) -> str:
+def _hover(t: Trial, result: TuneResult) -> str:
+    per = "turn" if result.cost == COST_PER_TURN else "request"
     return (
-        f"{t.label}<br>{t.tokens_per_turn:,.0f} tokens/turn<br>"
-        f"{t.kept}/{t.probes} facts kept" + (f"<br>{t.error}" if t.error else "")
+        f"{t.label}<br>{t.tokens_per_turn:,.0f} tokens/{per}<br>"
+        f"{t.kept}/{t.probes} {result.what} kept" + (f"<br>{t.error}" if t.error else "")
     )
 
 
@@ -40,7 +41,7 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
                 mode="markers",
                 name=name,
                 marker={"size": 12, "color": color(name), "opacity": 0.75},
-                hovertext=[_hover(t) for t in trials],
+                hovertext=[_hover(t, result) for t in trials],
                 hoverinfo="text",
             )
         )
@@ -59,11 +60,12 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
     fig.add_hline(
         y=result.target.share * 100,
         line={"color": TARGET, "dash": "dash", "width": 2},
-        annotation_text="target",
-        annotation_position="top left",
+        annotation_text=f"target {result.target.share:.0%}",
+        annotation_position="bottom right",
         annotation_font={"size": 16, "color": TARGET},
     )
     winner = result.winner
+    per = "turn" if result.cost == COST_PER_TURN else "request"
     if winner is not None:
         fig.add_trace(
             go.Scatter(
@@ -77,18 +79,18 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
                     "line": {"color": FRONTIER, "width": 2},
                 },  # fmt: skip
                 name="cheapest meeting the target",
-                hovertext=[_hover(winner)],
+                hovertext=[_hover(winner, result)],
                 hoverinfo="text",
             )
         )
         fig.add_annotation(  # below the star, on white: the top of the chart is crowded
             x=winner.tokens_per_turn,
             y=winner.share * 100,
-            text=f"<b>{winner.label}</b><br>{winner.tokens_per_turn:,.0f} tokens/turn",
+            text=f"<b>{winner.label}</b><br>{winner.tokens_per_turn:,.0f} tokens/{per}",
             showarrow=True,
             arrowhead=2,
-            ax=70,
-            ay=80,
+            ax=110,
+            ay=90,
             align="left",
             font={"size": 17},
             bgcolor="white",
@@ -97,20 +99,26 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
         )
     projector(
         fig,
-        title=f"Cheapest memory that keeps the facts ({len(result.trials)} settings tried)",
+        title=f"Cheapest memory that keeps the {result.what} ({len(result.trials)} settings tried)",
         height=height,
         top=70,
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "font": {"size": 16}},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "font": {"size": 16}},
         xaxis={
-            "title": {"text": "prompt tokens per turn (upkeep included)"},
+            "title": {
+                "text": "prompt tokens per turn (upkeep included)"
+                if result.cost == COST_PER_TURN
+                else "prompt tokens per request at the questions (+ upkeep per turn)"
+            },
             "rangemode": "tozero",
             "gridcolor": "#e5e7eb",
             "tickformat": ",.0f",
         },
         yaxis={
-            "title": {"text": "facts kept in the payload (%)"},
+            "title": {"text": f"{result.what} kept in the payload (%)"},
             "range": [-5, 108],
             "gridcolor": "#e5e7eb",
         },
     )
+    # room for the axis titles beside the tick labels and for the legend under the x title
+    fig.update_layout(margin={"l": 90, "b": 40}, xaxis_automargin=True, yaxis_automargin=True)
     return fig

@@ -21,6 +21,8 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/3_Sessions.py", "Sessions", "Sessions"),
     ("pages/4_Long_recall.py", "Long recall", "Long_recall"),
     ("pages/5_Sweeps.py", "Sweeps", "Sweeps"),
+    ("pages/6_Tune.py", "Auto-tune", "Tune"),
+    ("pages/7_Composer.py", "Composer", "Composer"),
 )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from lanes.session import LaneSpec, Session, UpkeepLimits
+from memory.errors import MemoryLabError
 from providers.settings import ProviderChoice
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui import navigation
@@ -24,7 +25,12 @@ log = logging.getLogger(__name__)
 
 @st.cache_resource(show_spinner=False)
 def _open(url: str) -> Store:
-    return Store(url)
+    opened = Store(url)
+    try:  # saved compositions run like any strategy in this process (once, at open)
+        opened.register_saved_compositions()
+    except (StoreError, MemoryLabError) as exc:
+        log.warning("saved compositions not registered: %s", exc)
+    return opened
 
 
 def store() -> Store:

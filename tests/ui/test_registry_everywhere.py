@@ -83,6 +83,14 @@ def test_the_survival_growth_and_recall_pages_offer_it(throwaway):
     assert "throwaway" in recall.multiselect[0].options
 
 
+def test_the_tune_and_composer_pages_offer_it(throwaway):
+    tune = page("pages/6_Tune.py")
+    assert "Throwaway memory" in tune.button_group(key="tune-strategies").options
+    composer = page("pages/7_Composer.py")
+    compare = next(b for b in composer.button_group if b.label == "Compare with")
+    assert "Throwaway memory" in compare.options
+
+
 def test_the_sessions_page_offers_it_for_a_replay(throwaway):
     at = page("pages/3_Sessions.py")
     at.text_area(key="import_text").set_value('[{"role": "user", "content": "hi"}]').run()
