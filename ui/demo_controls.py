@@ -1,5 +1,6 @@
 """The main page's controls for showing the lanes to a room: Stop (every lane or one), the
-recorded FinCoach demo, and a streamed reply box that redraws at a steady pace.
+recorded FinCoach demo, a streamed reply box that redraws at a steady pace, and a small
+note while the embedded model warms up (reads the lanes' prompts before the first turn).
 
 Self-contained: app.py calls these in a few lines, so the page's layout stays its own.
 """
@@ -15,6 +16,7 @@ import streamlit as st
 from engines import transcripts
 from lanes.lane import CANCELLED, LaneTurn
 from lanes.session import Session
+from lanes.warmup import Warmup
 from ui.app_state import AppConfig, settings_for
 from ui.safe import plain
 
@@ -63,6 +65,23 @@ def live_reply() -> tuple[Callable[[str], None], Callable[[str], None]]:
         slot.markdown(plain(text) + "\n\n:gray[*upkeep (summary / facts) running…*]")
 
     return on_delta, on_reply
+
+
+def warm_up(session: Session) -> None:
+    """Start warming the model for `session`'s lanes (embedded model only; background) and,
+    while it runs, say so in a small note that goes away when it is done."""
+    warmup = session.warm_up()
+    if warmup is not None and not warmup.done.is_set():
+        _warming_note(warmup)
+
+
+@st.fragment(run_every=1.0)
+def _warming_note(warmup: Warmup) -> None:
+    if not warmup.done.is_set():
+        st.caption(
+            f"⏳ Warming the model: reading the {warmup.stats.calls} lanes' prompts ahead, "
+            "so the first turn starts sooner (not a turn; nothing is recorded)."
+        )
 
 
 def stop_all(session: Session) -> None:

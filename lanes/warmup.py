@@ -1,0 +1,154 @@
+"""Warming the embedded model before a turn: each lane's fixed prefix read ahead of time.
+
+On the embedded llama.cpp server (prompt cache on) a request reads only the tokens its slot
+has not cached. Before the first turn no slot holds anything, so turn 1 reads every lane's
+system prompt (six lanes: about 1,100 tokens, seconds on 2 cores) before any lane shows a
+token. `start` sends, for every lane, the request its next turn would send with a
+one-word stand-in for the user's message, asking for one token, all at once in a background
+thread: each lands in its own slot, so when the real turn comes every lane finds its prefix
+(system prompt, and memory if the conversation is under way) in some slot, and llama.cpp's
+slot choice by prompt similarity sends it there. (A single warm request would not do: a
+cached prompt serves one slot.)
+
+A warm-up is never a lane turn: nothing is recorded, saved, or added to any memory, and its
+replies are dropped. It is done only where it is free and private (the embedded model with
+the prompt cache on; a hosted API would bill it) and through a transport that has a `warm`
+method (the real providers; test fakes opt in). A warm-up is kept for the next session
+with the same prefixes until a turn uses it (the main page makes a new session when the demo
+starts; the one warmed on page load serves it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memory.errors import MemoryLabError
+from memory.types import Completion, Request
+
+if TYPE_CHECKING:
+    from lanes.session import Session
+
+log = logging.getLogger(__name__)
+
+PROBE_TEXT = "Hello"  # stands in for the user's message: only what comes before it is kept
+WAIT_LIMIT_S = 120.0  # a lane waits at most this long for a warm-up still running
+
+
+def _no_model(request: Request) -> Completion:
+    raise RuntimeError("no model calls while warming")
+
+
+def wanted(settings: Any) -> bool:
+    """Whether warming pays: the embedded server with its prompt cache asked for."""
+    return getattr(settings, "kind", None) == "embedded" and bool(
+        getattr(settings, "prompt_cache", False)
+    )
+
+
+def probes(session: Session) -> list[Request]:
+    """For every lane, the request its next turn would send for `PROBE_TEXT` (built on a fork
+    with no model: nothing in the lane changes). Lanes that cannot build one are skipped."""
+    requests = []
+    for lane in session.lanes.values():
+        fork = lane.strategy.fork()
+        fork.summarize = fork.extract = _no_model
+        try:
+            requests.append(fork.prepare(PROBE_TEXT))
+        except (MemoryLabError, RuntimeError) as exc:
+            log.info("no warm-up for lane %s: %s", lane.name, exc)
+    return requests
+
+
+def _key(settings: Any, requests: list[Request]) -> Hashable:
+    prefixes = tuple(
+        (r.system, tuple((m.role, m.content) for m in r.messages[:-1])) for r in requests
+    )
+    return (getattr(settings, "base_url", None), getattr(settings, "model", None), prefixes)
+
+
+@dataclass
+class WarmStats:
+    """What a finished warm-up did: calls sent, prompt tokens the server read, seconds."""
+
+    calls: int = 0
+    tokens_read: int = 0
+    seconds: float = 0.0
+    failed: int = 0
+
+
+class Warmup:
+    """One warm-up in flight or done: `done` is set when every probe has come back."""
+
+    def __init__(self, key: Hashable, requests: list[Request]) -> None:
+        self.key = key
+        self.requests = requests
+        self.done = threading.Event()
+        self.used = False
+        self.stats = WarmStats(calls=len(requests))
+
+    def run(self, send: Callable[[Request], Any]) -> None:
+        started = time.perf_counter()
+        try:
+            if self.requests:
+                with ThreadPoolExecutor(max_workers=len(self.requests)) as pool:
+                    for reply in pool.map(lambda r: _quietly(send, r), self.requests):
+                        self._count(reply)
+        finally:
+            self.stats.seconds = time.perf_counter() - started
+            self.done.set()
+
+    def _count(self, reply: Any) -> None:
+        usage = getattr(reply, "usage", None)
+        if reply is None or getattr(reply, "error", None) is not None or usage is None:
+            self.stats.failed += 1
+            return
+        cached = (getattr(usage, "details", None) or {}).get("cached_tokens") or 0
+        self.stats.tokens_read += (usage.input or 0) - cached
+
+    def wait(self, timeout: float = WAIT_LIMIT_S) -> bool:
+        return self.done.wait(timeout)
+
+
+def _quietly(send: Callable[[Request], Any], request: Request) -> Any:
+    try:
+        return send(request)
+    except Exception as exc:  # a warm-up is a nicety: it never fails anything
+        log.info("a warm-up call failed: %s", exc)
+        return None
+
+
+_lock = threading.Lock()
+_latest: Warmup | None = None
+
+
+def start(session: Session) -> Warmup | None:
+    """Warm every lane's prefix in the background (at once returns), or join an unused
+    warm-up of the same prefixes; None where warming does not pay."""
+    global _latest
+    settings = session.provider
+    warm = getattr(session.transport, "warm", None)  # the real providers; fakes opt in
+    if warm is None or not wanted(settings):
+        return None
+    requests = probes(session)
+    if not requests:
+        return None
+    key = _key(settings, requests)
+    with _lock:
+        if _latest is not None and _latest.key == key and not _latest.used:
+            return _latest
+        warmup = _latest = Warmup(key, requests)
+    one_token = settings.with_(max_tokens=1)
+    thread = threading.Thread(
+        target=warmup.run,
+        args=(lambda request: warm(request, one_token),),
+        name="memory-lab-warmup",
+        daemon=True,
+    )
+    thread.start()
+    return warmup
