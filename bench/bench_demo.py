@@ -9,7 +9,9 @@ configured once per process), one after the other, in this one run:
   the server on every core with no chunk reuse and no host prompt cache (the app before
   issue 13);
 * new: the app's defaults now (80-token replies, capped upkeep, paced redraws, the server on
-  every core, chunk reuse and a host prompt cache).
+  every core, chunk reuse and a host prompt cache, and the warm-up: every lane's prefix read
+  by the model while the page is open, before Play is pressed; the bench waits for it as a
+  presenter would and prints it apart: it is not part of the demo's time).
 
 Both use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
 starting to the next one starting, as the page lives it), time to first token per lane
@@ -243,8 +245,15 @@ def fmt_ttft(values: dict[str, float | None]) -> str:
 
 
 def show(result: dict[str, Any]) -> None:
+    setting = SETTINGS[result["setting"]]
     print(
-        f"\n[{result['setting']}] demo {result['demo_s']:.1f} s · server {result['slots']} slots, "
+        f"\n[{result['setting']}] settings: replies {setting['max_tokens']} tokens · capped upkeep "
+        f"{setting['short_upkeep']} · redraw every "
+        f"{setting['redraw_every_s'] if setting['redraw_every_s'] is not None else 'default'} s · "
+        f"warm-up {setting['warm']} · server env {setting['env'] or 'defaults'}"
+    )
+    print(
+        f"[{result['setting']}] demo {result['demo_s']:.1f} s · server {result['slots']} slots, "
         f"{result['threads']} threads · load after {' '.join(f'{x:.1f}' for x in result['load'])}"
     )
     print(

@@ -1,0 +1,56 @@
+"""The FinCoach demo in a real browser on the real embedded model: it plays to the end while
+one lane's turn is stopped mid-reply, and that turn never reaches the lane's memory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.browser_support import ARTIFACTS, chromium
+from tests.ui.test_browser_main import (
+    LANES,
+    TURN_TIMEOUT_MS,
+    app_url,  # noqa: F401 (the module's app, shared)
+    lane_column,
+    message_counts,
+    open_page,
+    wait_for_turn,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+
+SHOTS = Path(os.environ.get("MEMORY_LAB_SHOTS", ARTIFACTS))
+
+
+def test_the_demo_plays_to_the_end_with_a_lane_stopped_mid_turn(app_url):  # noqa: F811
+    with chromium() as page:
+        page.set_viewport_size({"width": 1600, "height": 1400})
+        open_page(page, app_url, max_tokens=64)
+        page.get_by_role("button", name="▶ Play the FinCoach demo").click()
+        wait_for_turn(page, 1, timeout_ms=2 * TURN_TIMEOUT_MS)
+        # turn 2: stop the full buffer while its reply is on its way
+        full = lane_column(page, "Full buffer")
+        full.get_by_text("▌").first.wait_for(timeout=TURN_TIMEOUT_MS)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "demo-mid.png"))
+        full.get_by_role("button", name="■ Stop lane").click()
+        full.get_by_text("Stopped: this turn is not in this lane's memory.").wait_for(
+            timeout=TURN_TIMEOUT_MS
+        )
+        # the other lanes answer turn 2, and the demo goes on to its end
+        wait_for_turn(page, 5, timeout_ms=4 * TURN_TIMEOUT_MS)
+        counts = message_counts(page, "Full buffer")
+        # turn 2 was sent (4 messages), then left out: turn 3 sends turn 1 and itself only
+        assert counts == [2, 4, 4, 6, 8], counts
+        assert message_counts(page, "Sliding window") == [2, 4, 6, 8, 8]
+        for title in LANES:
+            lane_column(page, title).get_by_text("Payload · turn 5", exact=True).wait_for()
+        page.set_viewport_size({"width": 1600, "height": 2600})
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(SHOTS / "demo.png"))
+        if SHOTS != ARTIFACTS:
+            ARTIFACTS.mkdir(exist_ok=True)
+            shutil.copy(SHOTS / "demo.png", ARTIFACTS / "main-demo-stopped-lane.png")
