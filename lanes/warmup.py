@@ -7,7 +7,8 @@ token. `start` sends, for every lane, the request its next turn would send with 
 one-word stand-in for the user's message, asking for one token, all at once in a background
 thread: each lands in its own slot, so when the real turn comes every lane finds its prefix
 (system prompt, and memory if the conversation is under way) in some slot, and llama.cpp's
-slot choice by prompt similarity sends it there. (A single warm request would not do: a
+slot choice by prompt similarity sends it there. Lanes that keep facts also get their
+fact-extraction instructions warmed (that upkeep call follows the reply). (A single warm request would not do: a
 cached prompt serves one slot.)
 
 A warm-up is never a lane turn: nothing is recorded, saved, or added to any memory, and its
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import MemoryLabError
-from memory.types import Completion, Request
+from memory.maintenance import extraction_request
+from memory.types import Completion, Request, Turn
 
 if TYPE_CHECKING:
     from lanes.session import Session
@@ -51,10 +53,12 @@ def wanted(settings: Any) -> bool:
     )
 
 
-def probes(session: Session) -> list[Request]:
-    """For every lane, the request its next turn would send for `PROBE_TEXT` (built on a fork
-    with no model: nothing in the lane changes). Lanes that cannot build one are skipped."""
-    requests = []
+def probes(session: Session) -> tuple[list[Request], list[Request]]:
+    """(lane probes, upkeep probes). For every lane, the request its next turn would send for
+    `PROBE_TEXT` (built on a fork with no model: nothing in the lane changes; lanes that cannot
+    build one are skipped); for every lane that keeps facts, the fact-extraction request its
+    upkeep will send after that turn (its long instructions come first)."""
+    requests, upkeep = [], []
     for lane in session.lanes.values():
         fork = lane.strategy.fork()
         fork.summarize = fork.extract = _no_model
@@ -62,7 +66,11 @@ def probes(session: Session) -> list[Request]:
             requests.append(fork.prepare(PROBE_TEXT))
         except (MemoryLabError, RuntimeError) as exc:
             log.info("no warm-up for lane %s: %s", lane.name, exc)
-    return requests
+            continue
+        if lane.spec.cls.uses_facts:
+            turn = Turn(len(fork.history.turns) + 1, PROBE_TEXT, "")
+            upkeep.append(extraction_request(fork.counter, fork.facts, turn))
+    return requests, upkeep
 
 
 def _key(settings: Any, requests: list[Request]) -> Hashable:
@@ -85,19 +93,19 @@ class WarmStats:
 class Warmup:
     """One warm-up in flight or done: `done` is set when every probe has come back."""
 
-    def __init__(self, key: Hashable, requests: list[Request]) -> None:
+    def __init__(self, key: Hashable, calls: list[tuple[Request, Any]]) -> None:
         self.key = key
-        self.requests = requests
+        self.calls = calls  # (request, settings asking for one token)
         self.done = threading.Event()
         self.used = False
-        self.stats = WarmStats(calls=len(requests))
+        self.stats = WarmStats(calls=len(calls))
 
-    def run(self, send: Callable[[Request], Any]) -> None:
+    def run(self, warm: Callable[[Request, Any], Any]) -> None:
         started = time.perf_counter()
         try:
-            if self.requests:
-                with ThreadPoolExecutor(max_workers=len(self.requests)) as pool:
-                    for reply in pool.map(lambda r: _quietly(send, r), self.requests):
+            if self.calls:
+                with ThreadPoolExecutor(max_workers=len(self.calls)) as pool:
+                    for reply in pool.map(lambda c: _quietly(warm, *c), self.calls):
                         self._count(reply)
         finally:
             self.stats.seconds = time.perf_counter() - started
@@ -115,9 +123,9 @@ class Warmup:
         return self.done.wait(timeout)
 
 
-def _quietly(send: Callable[[Request], Any], request: Request) -> Any:
+def _quietly(warm: Callable[[Request, Any], Any], request: Request, settings: Any) -> Any:
     try:
-        return send(request)
+        return warm(request, settings)
     except Exception as exc:  # a warm-up is a nicety: it never fails anything
         log.info("a warm-up call failed: %s", exc)
         return None
@@ -135,18 +143,22 @@ def start(session: Session) -> Warmup | None:
     warm = getattr(session.transport, "warm", None)  # the real providers; fakes opt in
     if warm is None or not wanted(settings):
         return None
-    requests = probes(session)
+    requests, upkeep = probes(session)
     if not requests:
         return None
-    key = _key(settings, requests)
+    maintenance = session.maintenance
+    if not wanted(maintenance):
+        upkeep = []
+    key = _key(settings, requests + upkeep)
     with _lock:
         if _latest is not None and _latest.key == key and not _latest.used:
             return _latest
-        warmup = _latest = Warmup(key, requests)
-    one_token = settings.with_(max_tokens=1)
+        calls = [(r, settings.with_(max_tokens=1)) for r in requests]
+        calls += [(r, maintenance.with_(max_tokens=1)) for r in upkeep]
+        warmup = _latest = Warmup(key, calls)
     thread = threading.Thread(
         target=warmup.run,
-        args=(lambda request: warm(request, one_token),),
+        args=(warm,),
         name="memory-lab-warmup",
         daemon=True,
     )

@@ -10,6 +10,7 @@ import pytest
 
 from lanes import warmup
 from lanes.session import LaneSpec, Session
+from memory.maintenance import EXTRACTION_SYSTEM
 from memory.registry import DEFAULT_LANES, REGISTRY
 from memory.types import Usage
 from providers.fake import FakeReply, FakeTransport
@@ -70,10 +71,16 @@ def test_every_lane_gets_a_one_token_probe_with_its_real_prefix_and_nothing_is_r
     warm = session.warm_up()
     assert warm is not None and warm.wait(10)
     assert session.warm_up() is warm  # idempotent: one warm-up per session
-    assert len(transport.warmed) == len(session.lanes)
+    fact_lanes = [n for n, lane in session.lanes.items() if lane.spec.cls.uses_facts]
+    assert fact_lanes  # entity and hybrid: their extraction instructions are warmed too
+    assert len(transport.warmed) == len(session.lanes) + len(fact_lanes)
     assert {tokens for _, tokens in transport.warmed} == {1}
-    assert warm.stats.calls == len(session.lanes) and warm.stats.failed == 0
+    assert warm.stats.calls == len(transport.warmed) and warm.stats.failed == 0
     assert warm.stats.tokens_read > 0
+    upkeep = [b for b, _ in transport.warmed if b["messages"][0]["content"] == EXTRACTION_SYSTEM]
+    assert len(upkeep) == len(fact_lanes)
+    assert all(b["messages"][1]["content"].startswith("Current facts: {}") for b in upkeep)
+    transport.warmed = [w for w in transport.warmed if w[0] not in upkeep]
     # not a turn: no record, no listener call, no memory change, no lane call
     assert seen == [] and transport.calls == []
     assert all(not lane.turns for lane in session.lanes.values())
@@ -130,12 +137,12 @@ def test_the_next_session_with_the_same_prefixes_joins_an_unused_warm_up():
     assert warm is not None and warm.wait(10)
     second = make(transport)  # the page's Play button: a new session, same lanes and prompt
     assert second.warm_up() is warm
-    assert len(transport.warmed) == len(first.lanes)
+    calls = len(transport.warmed)
     second.run_turn("Hi")  # uses it
     third = make(transport)
     fresh = third.warm_up()
     assert fresh is not None and fresh is not warm and fresh.wait(10)
-    assert len(transport.warmed) == 2 * len(first.lanes)
+    assert len(transport.warmed) == 2 * calls
     other = make(transport, prompt="You are a pirate.")  # other prefixes: its own warm-up
     assert other.warm_up() is not fresh
 
@@ -145,7 +152,7 @@ def test_a_failing_warm_up_fails_nothing():
     session = make(transport)
     warm = session.warm_up()
     assert warm is not None and warm.wait(10)
-    assert warm.stats.failed == len(session.lanes) and warm.stats.tokens_read == 0
+    assert warm.stats.failed == warm.stats.calls > 0 and warm.stats.tokens_read == 0
     records = session.run_turn("Hi")
     assert all(r.ok for r in records.values())
 
