@@ -261,6 +261,12 @@ def _cache_detail(usage: Any, name: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def lane_title(title: str, strategy: str, label: str) -> str:
+    """A strategy's title plus whatever a lane's label adds to the strategy name."""
+    extra = label[len(strategy) :] if label.startswith(strategy) else ""
+    return title + extra if extra else (title if label == strategy else label)
+
+
 def _never() -> bool:
     return False
 
@@ -286,8 +292,12 @@ class Lane:
         params: Mapping[str, Any] | None = None,
         summarize: ModelFn | None = None,
         extract: ModelFn | None = None,
+        label: str | None = None,
+        provider: Mapping[str, Any] | None = None,
     ) -> None:
-        self.name = strategy_name
+        self.name = label or strategy_name  # the lane's key in its session (lanes/labels.py)
+        self.strategy_name = strategy_name
+        self.provider = dict(provider) if provider else None  # its own provider, public form
         self.spec = spec(strategy_name)
         self.params = dict(params or {})
         self.counter = counter
@@ -304,7 +314,8 @@ class Lane:
 
     @property
     def title(self) -> str:
-        return self.spec.title
+        """The strategy's title, then what the label adds ('Summary + buffer · gpt-4o-mini')."""
+        return lane_title(self.spec.title, self.strategy_name, self.name)
 
     def conversation_turn(self, index: int) -> int:
         """The conversation turn number of the strategy's history entry `index` (1-based)."""
@@ -434,12 +445,13 @@ class Lane:
     def memory_state(self) -> dict[str, Any]:
         """The lane's memory as plain data (strategy, parameters, memory, turn numbers), without
         the turn records: what a store saves after every turn."""
-        return {
-            "strategy": self.name,
+        state = {
+            "strategy": self.strategy_name,
             "params": dict(self.params),
             "memory": self.strategy.snapshot(),
             "turn_numbers": list(self._turn_numbers),
         }
+        return state if self.provider is None else {**state, "provider": dict(self.provider)}
 
     def snapshot(self) -> dict[str, Any]:
         """The lane as plain data: strategy, parameters, memory state and every turn record."""

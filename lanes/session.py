@@ -18,10 +18,11 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lanes import warmup as warming
+from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
@@ -91,10 +92,31 @@ def _limited(settings: Any, limit: int | None) -> Any:
 
 @dataclass(frozen=True)
 class LaneSpec:
-    """Which strategy a lane runs, with which parameters."""
+    """Which strategy a lane runs, with which parameters, and optionally its own provider
+    settings (None: the session's) and label (None: made by `lanes.labels.lane_labels`)."""
 
     strategy: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    provider: ProviderSettings | None = None
+    label: str | None = None
+
+    def identity(self) -> LaneIdentity:
+        p = self.provider
+        model = getattr(p, "model", None) if p is not None else None
+        return LaneIdentity(self.strategy, self.params, model, getattr(p, "kind", None))
+
+
+def labelled(specs: Sequence[LaneSpec]) -> list[LaneSpec]:
+    """The specs with every label filled in (given labels kept); ValueError on a repeat."""
+    made = lane_labels([s.identity() for s in specs])
+    out = [replace(s, label=s.label or made[i]) for i, s in enumerate(specs)]
+    labels = [s.label for s in out]
+    wrong = [s.label for s in out if str(s.label).split(" ", 1)[0] != s.strategy]
+    if wrong:
+        raise ValueError(f"a lane's label starts with its strategy's name; got {wrong}")
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"each lane needs its own label; got {labels}")
+    return out
 
 
 class Session:
@@ -112,11 +134,9 @@ class Session:
         name: str = "",
         upkeep: UpkeepLimits | None = None,
     ) -> None:
-        names = [spec.strategy for spec in lanes]
-        if not names:
+        if not lanes:
             raise ValueError("pick at least one strategy to run")
-        if len(set(names)) != len(names):
-            raise ValueError(f"each strategy can run in one lane only; got {names}")
+        specs = labelled(lanes)
         self.id = session_id or uuid.uuid4().hex[:12]
         self.name = name
         self.system_prompt = system_prompt
@@ -125,23 +145,17 @@ class Session:
         self.transport: Transport = transport or ProvidersTransport()
         self.counter = TokenCounter.for_model(getattr(provider, "model", None))
         self.upkeep = upkeep  # None: upkeep calls may write as much as a reply
-        summarize = self.transport.as_model_fn(
-            _limited(self.maintenance, upkeep.summary if upkeep else None)
-        )
-        extract = self.transport.as_model_fn(
-            _limited(self.maintenance, upkeep.extraction if upkeep else None)
-        )
-        self.lanes: dict[str, Lane] = {
-            spec.strategy: Lane(
-                spec.strategy,
-                system_prompt,
-                counter=self.counter,
-                params=spec.params,
-                summarize=summarize,
-                extract=extract,
-            )
-            for spec in lanes
-        }
+        # label -> the settings that lane calls with (its own, else the session's)
+        self.providers: dict[str, ProviderSettings] = {}
+        self.own_providers: set[str] = set()  # labels of lanes with their own provider
+        self.lanes: dict[str, Lane] = {}
+        shared = self._upkeep_fns(self.maintenance)
+        for spec in specs:
+            label = str(spec.label)
+            self.providers[label] = spec.provider or provider
+            if spec.provider is not None:
+                self.own_providers.add(label)
+            self.lanes[label] = self._lane(spec, label, shared)
         self.user_turns: list[str] = []
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
@@ -154,14 +168,44 @@ class Session:
         # called as (session, turn, user_text) when a user turn begins, before any lane runs it
         self.turn_listeners: list[Callable[[Session, int, str], None]] = []
 
+    def _upkeep_fns(self, settings: ProviderSettings) -> tuple[ModelFn, ModelFn]:
+        """(summarize, extract) through `settings`, within the session's upkeep limits."""
+        limits = self.upkeep
+        return (
+            self.transport.as_model_fn(_limited(settings, limits.summary if limits else None)),
+            self.transport.as_model_fn(_limited(settings, limits.extraction if limits else None)),
+        )
+
+    def _lane(self, spec: LaneSpec, label: str, shared: tuple[ModelFn, ModelFn]) -> Lane:
+        """A lane for `spec`. One with its own provider does its upkeep calls there too (the
+        session's maintenance model belongs to the session's provider) and counts tokens
+        with its own model's encoding."""
+        own = spec.provider
+        if own is None:
+            counter, (summarize, extract) = self.counter, shared
+        else:
+            counter = TokenCounter.for_model(getattr(own, "model", None))
+            summarize, extract = self._upkeep_fns(own)
+        return Lane(
+            spec.strategy,
+            self.system_prompt,
+            counter=counter,
+            params=spec.params,
+            summarize=summarize,
+            extract=extract,
+            label=label,
+            provider=None if own is None else _public(own),
+        )
+
     @property
     def turn(self) -> int:
         """The number of the latest turn (0 before the first message)."""
         return len(self.user_turns)
 
-    def sender(self) -> Sender:
-        """The provider call with this session's settings bound."""
-        transport, settings = self.transport, self.provider
+    def sender(self, lane: str | None = None) -> Sender:
+        """The provider call with the settings of lane `lane` (None: the session's) bound."""
+        transport = self.transport
+        settings = self.provider if lane is None else self.providers[lane]
 
         def send(request: Request, on_delta: Callable[[str], None] | None) -> ReplyLike:
             return transport.stream(request, settings, on_delta)
@@ -196,7 +240,7 @@ class Session:
         record = self.lanes[name].run(
             turn,
             self.user_turns[turn - 1],
-            self.sender(),
+            self.sender(name),
             on_delta,
             cancelled=lambda: self.is_cancelled(name, turn),
             on_reply=on_reply,
@@ -305,7 +349,7 @@ class Session:
         with self._lock:
             self._cancelled.get(self.turn, set()).discard(name)  # a retry is a fresh start
         record = lane.retry(
-            self.sender(), on_delta, cancelled=lambda: self.is_cancelled(name, self.turn)
+            self.sender(name), on_delta, cancelled=lambda: self.is_cancelled(name, self.turn)
         )
         self._notify(record)
         return record
@@ -330,12 +374,26 @@ class Session:
         provider: ProviderSettings,
         maintenance: ProviderSettings | None = None,
         transport: Transport | None = None,
+        lane_providers: Mapping[str, ProviderSettings] | None = None,
     ) -> Session:
-        """Rebuild a session to continue it: memory restored without calling any model."""
+        """Rebuild a session to continue it: memory restored without calling any model.
+        A lane saved with its own provider needs its settings in `lane_providers` (by label:
+        keys are looked up by the caller, never saved); lanes saved before labels existed
+        are keyed by their strategy name and read as before."""
         lanes = data["lanes"]
+        own = dict(lane_providers or {})
+        specs = []
+        for label, lane in lanes.items():
+            if lane.get("provider") and label not in own:
+                model = lane["provider"].get("model")
+                raise ValueError(
+                    f"lane {label} ran on its own model ({model}): choose its provider"
+                )
+            strategy = str(lane.get("strategy") or label)
+            specs.append(LaneSpec(strategy, lane["params"], own.get(label), label))
         session = cls(
             system_prompt=data["system_prompt"],
-            lanes=[LaneSpec(name, lane["params"]) for name, lane in lanes.items()],
+            lanes=specs,
             provider=provider,
             maintenance=maintenance,
             transport=transport,

@@ -53,31 +53,41 @@ def wanted(settings: Any) -> bool:
     )
 
 
-def probes(session: Session) -> tuple[list[Request], list[Request]]:
-    """(lane probes, upkeep probes). For every lane, the request its next turn would send for
-    `PROBE_TEXT` (built on a fork with no model: nothing in the lane changes; lanes that cannot
-    build one are skipped); for every lane that keeps facts, the fact-extraction request its
-    upkeep will send after that turn (its long instructions come first)."""
-    requests, upkeep = [], []
-    for lane in session.lanes.values():
+def probes(session: Session) -> list[tuple[Request, Any]]:
+    """(request, settings) to warm. For every lane whose provider warming pays for, the request
+    its next turn would send for `PROBE_TEXT` (built on a fork with no model: nothing in the
+    lane changes; lanes that cannot build one are skipped); for every such lane that keeps
+    facts, the fact-extraction request its upkeep sends after that turn (long instructions
+    first), where its upkeep model is warmable too."""
+    calls: list[tuple[Request, Any]] = []
+    for label, lane in session.lanes.items():
+        settings = session.providers.get(label, session.provider)
+        if not wanted(settings):
+            continue
         fork = lane.strategy.fork()
         fork.summarize = fork.extract = _no_model
         try:
-            requests.append(fork.prepare(PROBE_TEXT))
+            calls.append((fork.prepare(PROBE_TEXT), settings))
         except (MemoryLabError, RuntimeError) as exc:
-            log.info("no warm-up for lane %s: %s", lane.name, exc)
+            log.info("no warm-up for lane %s: %s", label, exc)
             continue
-        if lane.spec.cls.uses_facts:
+        upkeep = settings if label in session.own_providers else session.maintenance
+        if lane.spec.cls.uses_facts and wanted(upkeep):
             turn = Turn(len(fork.history.turns) + 1, PROBE_TEXT, "")
-            upkeep.append(extraction_request(fork.counter, fork.facts, turn))
-    return requests, upkeep
+            calls.append((extraction_request(fork.counter, fork.facts, turn), upkeep))
+    return calls
 
 
-def _key(settings: Any, requests: list[Request]) -> Hashable:
-    prefixes = tuple(
-        (r.system, tuple((m.role, m.content) for m in r.messages[:-1])) for r in requests
+def _key(calls: list[tuple[Request, Any]]) -> Hashable:
+    return tuple(
+        (
+            getattr(settings, "base_url", None),
+            getattr(settings, "model", None),
+            r.system,
+            tuple((m.role, m.content) for m in r.messages[:-1]),
+        )
+        for r, settings in calls
     )
-    return (getattr(settings, "base_url", None), getattr(settings, "model", None), prefixes)
 
 
 @dataclass
@@ -139,23 +149,18 @@ def start(session: Session) -> Warmup | None:
     """Warm every lane's prefix in the background (at once returns), or join an unused
     warm-up of the same prefixes; None where warming does not pay."""
     global _latest
-    settings = session.provider
     warm = getattr(session.transport, "warm", None)  # the real providers; fakes opt in
-    if warm is None or not wanted(settings):
+    if warm is None:
         return None
-    requests, upkeep = probes(session)
-    if not requests:
+    calls = probes(session)
+    if not calls:
         return None
-    maintenance = session.maintenance
-    if not wanted(maintenance):
-        upkeep = []
-    key = _key(settings, requests + upkeep)
+    key = _key(calls)
     with _lock:
         if _latest is not None and _latest.key == key and not _latest.used:
             return _latest
-        calls = [(r, settings.with_(max_tokens=1)) for r in requests]
-        calls += [(r, maintenance.with_(max_tokens=1)) for r in upkeep]
-        warmup = _latest = Warmup(key, calls)
+        one_token = [(r, settings.with_(max_tokens=1)) for r, settings in calls]
+        warmup = _latest = Warmup(key, one_token)
     thread = threading.Thread(
         target=warmup.run,
         args=(warm,),

@@ -14,7 +14,7 @@ from present.lanes import comparison_figure, cumulative_figure
 from scenarios import fincoach
 from ui import anatomy_view, demo_controls, lane_view, presentation
 from ui.app_state import AppConfig
-from ui.persistence import new_session
+from ui.persistence import lane_choices, new_session
 from ui.safe import plain
 from ui.sidebar import render_sidebar
 
@@ -98,7 +98,7 @@ if session.pending_lanes():
     watch_turn()
 
 # ---- the lanes --------------------------------------------------------------------------
-price = config.price
+choices = lane_choices(config, session)  # label -> its LaneChoice: its own price and window
 
 
 @st.fragment(parallel=True)
@@ -132,7 +132,8 @@ def lane_column(name: str) -> None:
     if lane.can_retry(turn) and st.button("Retry this lane", key=f"retry-{name}-{turn}"):
         session.retry(name)
         st.rerun()
-    lane_view.figures(lane, latest, price=price, window=config.context_window)
+    own = choices.get(name)
+    lane_view.figures(lane, latest, price=config.lane_price(own), window=config.lane_window(own))
     lane_view.payload(latest)
     lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
 
@@ -167,7 +168,10 @@ def stakeholder_view() -> None:
     gauges = st.columns(len(session.lanes), gap="small")
     for gauge, lane in zip(gauges, session.lanes.values(), strict=True):
         with gauge:
-            lane_view.gauge(lane, window=config.context_window, sample=sample, price=price)
+            own = choices.get(lane.name)
+            lane_view.gauge(
+                lane, window=config.lane_window(own), sample=sample, price=config.lane_price(own)
+            )
 
 
 if session.pending_lanes():

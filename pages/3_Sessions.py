@@ -16,7 +16,6 @@ import streamlit as st
 
 from engines import transcripts
 from lanes import jobs
-from lanes.session import LaneSpec
 from memory.registry import REGISTRY
 from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
@@ -310,14 +309,16 @@ def start_replay(
 ) -> None:
     provider = settings_for(config.provider)
     maintenance = maintenance_settings(config.provider)
-    params = {lane.strategy: dict(lane.params) for lane in config.lanes}
-    lanes = [LaneSpec(s, params.get(s, REGISTRY[s].defaults())) for s in strategies]
-    app = persistence.app_settings(
-        config.replace(
-            system_prompt=system_prompt,
-            lanes=tuple(LaneChoice(s.strategy, dict(s.params)) for s in lanes),
-        )
-    )
+    # each picked strategy's lanes on the main page (their own models too), else its defaults
+    chosen = [
+        lane
+        for s in strategies
+        for lane in [x for x in config.lanes if x.strategy == s]
+        or [LaneChoice(s, REGISTRY[s].defaults())]
+    ]
+    run = config.replace(system_prompt=system_prompt, lanes=tuple(chosen))
+    lanes = persistence.lane_specs(run)
+    app = persistence.app_settings(run)
 
     def work(job: jobs.Job) -> str:
         session = transcripts.replay(
@@ -411,7 +412,7 @@ with import_tab:
                 strategies = list(
                     strategy_picker(
                         by_name(),
-                        [lane.strategy for lane in config.lanes],
+                        list(dict.fromkeys(lane.strategy for lane in config.lanes)),
                         key="replay-strategies",
                         titles=True,
                     ).keys
@@ -426,7 +427,7 @@ with import_tab:
                 name = st.text_input("Name of the replayed session", f"Replay of {base}")
                 st.caption(
                     f"Model: {config.provider_caption()} (change it in the main page's sidebar)."
-                    " Strategies use the main page's parameters."
+                    " Strategies use the main page's lanes: their parameters and own models."
                 )
                 go = st.form_submit_button("▶ Replay", type="primary", disabled=running)
             if go:

@@ -86,9 +86,19 @@ def price_of(saved: SavedSession) -> Price | None:
     """The Price of the session's model, if the catalog lists it."""
 
     settings = saved.settings
-    provider = settings.get("provider") or {}
+    return _price_for(settings.get("provider") or {}, (settings.get("app") or {}).get("provider"))
+
+
+def lane_price(saved: SavedSession, lane: str, price: Price | None) -> Price | None:
+    """A lane's price: its own model's when it ran on one (None: not in the catalog), else
+    the session's `price`."""
+    own = saved.lane_provider(lane)
+    return price if own is None else _price_for(own, None)
+
+
+def _price_for(provider: dict[str, Any], app: dict[str, Any] | None) -> Price | None:
     model = provider.get("model")
-    app = (settings.get("app") or {}).get("provider") or {}
+    app = app or {}
     candidates = []
     if app.get("preset") in catalog.PRESETS:
         candidates.append(catalog.PRESETS[app["preset"]])
@@ -137,7 +147,8 @@ def lane_summaries(saved: SavedSession, price: Price | None = None) -> list[Lane
         drawn = charted(real)
         billed = [r.billed_input for r in real if r.billed_input is not None]
         completions = [r.billed_output for r in real if r.billed_output is not None]
-        costs = [r.cost(price) for r in real]
+        own = lane_price(saved, name, price)
+        costs = [r.cost(own) for r in real]
         out.append(
             LaneSummary(
                 lane=name,
@@ -153,7 +164,7 @@ def lane_summaries(saved: SavedSession, price: Price | None = None) -> list[Lane
                 total_tokens=sum(total_tokens(r) for r in real),
                 first_prompt=drawn[0].counted if drawn else 0,
                 last_prompt=drawn[-1].counted if drawn else 0,
-                cost=None if price is None else sum(c or 0.0 for c in costs),
+                cost=None if own is None else sum(c or 0.0 for c in costs),
             )
         )
     return out
@@ -172,7 +183,7 @@ def turn_rows(saved: SavedSession, price: Price | None = None) -> list[dict[str,
         for name in saved.strategies:
             r = saved.records[name][turn - 1]
             acc = r.account
-            cost = r.cost(price) if not is_interrupted(r) else None
+            cost = r.cost(lane_price(saved, name, price)) if not is_interrupted(r) else None
             rows.append(
                 {
                     "session_id": saved.id,

@@ -111,6 +111,30 @@ def cumulative(records: Sequence[LaneTurn]) -> list[int]:
     return out
 
 
+DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def lane_looks(names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """(colour, dash) per lane: its strategy's colour; a second lane of the same strategy
+    (another model or parameters) gets a lighter shade of it and a dashed line, a third a
+    dotted one, so lanes of one strategy read as one family yet stay apart."""
+    seen: dict[str, int] = {}
+    out = {}
+    for name in names:
+        base, family = color(name), name.split(" ", 1)[0]
+        k = seen.get(family, 0)
+        seen[family] = k + 1
+        out[name] = (shade(base, 0.3 * min(k, 2)), DASHES[k % len(DASHES)])
+    return out
+
+
+def shade(hex_color: str, towards_white: float) -> str:
+    """`hex_color` mixed with white by `towards_white` (0: unchanged, 1: white)."""
+    rgb = [int(hex_color[i : i + 2], 16) for i in (1, 3, 5)]
+    mixed = [round(c + (255 - c) * towards_white) for c in rgb]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
 def _by_lane(
     records: Mapping[str, Sequence[LaneTurn]],
     titles: Mapping[str, str],
@@ -122,17 +146,19 @@ def _by_lane(
 ) -> go.Figure:
     """One thick line per lane, in the lane's colour."""
     fig = go.Figure()
+    looks = lane_looks(list(records))
     for i, (name, recs) in enumerate(records.items()):
         rows = charted(recs)
         # lanes often coincide early on (nothing dropped yet): earlier lanes are drawn wider,
         # so a line hidden under a later one still shows as a coloured band around it
         width = max(3, 10 - 1.5 * i)
+        shade, dash = looks[name]
         fig.add_scatter(
             x=[r.turn for r in rows],
             y=values(rows),
             name=titles.get(name, name),
             mode="lines+markers",
-            line={"color": color(name), "width": width},
+            line={"color": shade, "width": width, "dash": dash},
             marker={"size": width + 5},
         )
     fig.update_yaxes(title_text=y_title)

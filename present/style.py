@@ -21,8 +21,9 @@ def font(size: int, color: str = "#111827") -> dict[str, Any]:
 
 
 def color(name: str) -> str:
-    """The colour the strategy `name` is drawn in everywhere (set where it is registered)."""
-    found = REGISTRY.get(name)
+    """The colour the strategy `name` is drawn in everywhere (set where it is registered); a
+    lane label ('summary_buffer · gpt-4o-mini') takes its strategy's colour."""
+    found = REGISTRY.get(name) or REGISTRY.get(name.split(" ", 1)[0])
     return found.color if found else UNKNOWN_COLOR
 
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from lanes.labels import LABEL_LIMIT, strategy_of
 from lanes.lane import LaneTurn
 from memory.registry import REGISTRY
 from storage.records import is_interrupted, prompt_tokens, total_tokens
@@ -107,17 +108,25 @@ def check_export(data: Any) -> dict[str, Any]:
     records: dict[str, list[LaneTurn]] = {}
     memory: dict[str, dict[str, Any]] = {}
     for name, lane in lanes.items():
-        if name not in REGISTRY:
-            raise SessionFormatError(f"lane {name!r}: unknown strategy")
+        strategy = lane.get("strategy", name) if isinstance(lane, Mapping) else name
+        if strategy not in REGISTRY:
+            raise SessionFormatError(f"lane {name!r}: unknown strategy {strategy!r}")
+        if strategy_of(name, REGISTRY) != strategy or len(name) > LABEL_LIMIT:
+            raise SessionFormatError(
+                f"lane {name!r}: unknown strategy (a lane's label is at most {LABEL_LIMIT} "
+                f"characters and starts with its strategy, here {strategy!r})"
+            )
         try:
             lane = _mapping(lane, f"lane {name!r}")
             records[name] = [LaneTurn.from_dict(_mapping(t, "a turn")) for t in lane["turns"]]
             memory[name] = {
-                "strategy": lane.get("strategy", name),
+                "strategy": strategy,
                 "params": dict(lane.get("params") or {}),
                 "memory": dict(lane["memory"]),
                 "turn_numbers": [int(t) for t in lane["turn_numbers"]],
             }
+            if lane.get("provider") is not None:
+                memory[name]["provider"] = dict(_mapping(lane["provider"], "'provider'"))
         except SessionFormatError as exc:
             raise SessionFormatError(f"lane {name!r}: {exc}") from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -108,15 +108,24 @@ def session_settings(session: Session, *, app: Mapping[str, Any] | None = None) 
         "system_prompt": session.system_prompt,
         "provider": provider,
         "maintenance": maintenance,
-        "lanes": [
-            {"strategy": n, "params": dict(lane.params)} for n, lane in session.lanes.items()
-        ],
+        "lanes": [lane_entry(n, lane) for n, lane in session.lanes.items()],
         "counter": {
             "encoding": session.counter.encoding_name,
             "estimate": session.counter.estimate,
         },
         "app": dict(app) if app else None,
     }
+
+
+def lane_entry(label: str, lane: Any) -> dict[str, Any]:
+    """A lane in a session's settings: strategy and parameters; its label when that is not
+    the strategy name, and its own provider (public settings) when it has one."""
+    entry: dict[str, Any] = {"strategy": lane.strategy_name, "params": dict(lane.params)}
+    if label != lane.strategy_name:
+        entry["label"] = label
+    if lane.provider:
+        entry["provider"] = public_settings(lane.provider)
+    return entry
 
 
 def provider_from(public: Mapping[str, Any] | None) -> Any:
@@ -174,16 +183,19 @@ def expand_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[
 def fresh_state(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     """The memory state of a lane that has not answered yet, as the strategy itself makes it."""
     params: dict[str, Any] = {}
+    strategy, own = name, None
     for lane in settings.get("lanes") or []:
-        if isinstance(lane, Mapping) and lane.get("strategy") == name:
+        if isinstance(lane, Mapping) and (lane.get("label") or lane.get("strategy")) == name:
             params = dict(lane.get("params") or {})
+            strategy, own = str(lane.get("strategy") or name), lane.get("provider")
     counter = TokenCounter.for_model(None)
     kw: dict[str, Any] = {"counter": counter, "summarize": _no_model, "extract": _no_model}
     try:
-        memory = create(name, "", params=params, **kw).snapshot()
+        memory = create(strategy, "", params=params, **kw).snapshot()
     except (ValueError, TypeError):  # parameters this version no longer accepts
-        memory = create(name, "", **kw).snapshot()
-    return {"strategy": name, "params": params, "memory": memory, "turn_numbers": []}
+        memory = create(strategy, "", **kw).snapshot()
+    state = {"strategy": strategy, "params": params, "memory": memory, "turn_numbers": []}
+    return {**state, "provider": dict(own)} if isinstance(own, Mapping) else state
 
 
 def _no_model(request: Any) -> Any:

@@ -340,8 +340,13 @@ class Store(Writes):
             provider = provider_from(saved.settings.get("provider"))
             if maintenance is None and saved.settings.get("maintenance"):
                 maintenance = provider_from(saved.settings["maintenance"])
+        public = {n: saved.lane_provider(n) for n in saved.strategies}
         return Session.from_snapshot(
-            saved.snapshot(), provider=provider, maintenance=maintenance, transport=transport
+            saved.snapshot(),
+            provider=provider,
+            maintenance=maintenance,
+            transport=transport,
+            lane_providers={n: provider_from(p) for n, p in public.items() if p},
         )
 
     # -- editing --

@@ -4,7 +4,9 @@ as plain data, which every export draws and `SavedSession.from_dict` reads back)
 A JSON export carries ``"memory_lab_session": FORMAT_VERSION``. That is the version of this
 file format, not of the database schema (storage/schema.py), and they change independently.
 Version 1 was written before the two were separated (same layout); version 2 never holds
-credentials in a provider URL. Both are read.
+credentials in a provider URL; version 3 keys lanes by label (one strategy may run in
+several lanes, each lane's own provider is in its entry; a lane named after its strategy
+reads as before). All three are read.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from lanes.lane import LaneTurn
+from lanes.lane import LaneTurn, lane_title
 from lanes.session import Session
 from memory.registry import REGISTRY
 from storage.records import (
@@ -29,8 +31,8 @@ from storage.records import (
 )
 
 FORMAT = "memory_lab_session"  # the marker key of a JSON export (value: FORMAT_VERSION)
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 _ID = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
@@ -157,11 +159,25 @@ class SavedSession:
         return str(self.settings.get("system_prompt", ""))
 
     def titles(self) -> dict[str, str]:
-        """Lane name -> the strategy's title."""
-        return {n: REGISTRY[n].title if n in REGISTRY else n for n in self.strategies}
+        """Lane label -> its title: the strategy's, plus what the label adds."""
+        out = {}
+        for n in self.strategies:
+            strategy = self.strategy(n)
+            found = REGISTRY.get(strategy)
+            out[n] = lane_title(found.title, strategy, n) if found else n
+        return out
+
+    def strategy(self, lane: str) -> str:
+        """The strategy lane `lane` ran (older sessions keyed lanes by strategy name)."""
+        return str(self.memory.get(lane, {}).get("strategy") or lane)
 
     def params(self, lane: str) -> dict[str, Any]:
         return dict(self.memory.get(lane, {}).get("params") or {})
+
+    def lane_provider(self, lane: str) -> dict[str, Any] | None:
+        """The public settings of the lane's own provider (None: it ran on the session's)."""
+        found = self.memory.get(lane, {}).get("provider")
+        return dict(found) if found else None
 
     def with_info(self, **changes: Any) -> SavedSession:
         """A copy with some list fields changed (id, name, source, turns…)."""

@@ -17,23 +17,63 @@ from typing import Any
 import streamlit as st
 
 import providers
+from lanes.labels import LaneIdentity, lane_labels
+from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import catalog
 from providers.catalog import Price
+from providers.redaction import safe_url
 from providers.settings import ProviderChoice
 from scenarios import fincoach
 
 GENERIC_PROMPT = "You are a helpful, concise assistant. Use what the user told you earlier."
 
-__all__ = ["GENERIC_PROMPT", "AppConfig", "LaneChoice", "ProviderChoice", "settings_for"]
+__all__ = [
+    "GENERIC_PROMPT",
+    "AppConfig",
+    "LaneChoice",
+    "ProviderChoice",
+    "add_lane",
+    "settings_for",
+]
 
 
 @dataclass(frozen=True)
 class LaneChoice:
-    """A strategy picked in the sidebar, with its parameter values."""
+    """A strategy picked in the sidebar, with its parameter values and optionally its own
+    provider and model (None: the session's; its key is looked up like the session's)."""
 
     strategy: str
     params: dict[str, Any] = field(default_factory=dict)
+    provider: ProviderChoice | None = None
+
+    def identity(self) -> LaneIdentity:
+        """What the lane's label is made of (lanes/labels.py)."""
+        p = self.provider
+        if p is None:
+            return LaneIdentity(self.strategy, self.params)
+        return LaneIdentity(self.strategy, self.params, model_name(p), p.preset)
+
+    def same_lane(self, other: LaneChoice) -> bool:
+        """Whether both would run the same strategy, parameters and model (keys aside)."""
+        a, b = self.identity(), other.identity()
+        filled = REGISTRY[self.strategy].defaults() if self.strategy in REGISTRY else {}
+        return (a.strategy, a.model, a.endpoint) == (b.strategy, b.model, b.endpoint) and {
+            **filled,
+            **a.params,
+        } == {**filled, **b.params}
+
+    def as_saved(self, label: str) -> dict[str, Any]:
+        data = {"strategy": self.strategy, "params": dict(self.params), "label": label}
+        if self.provider is None:
+            return data
+        own = self.provider.as_saved()
+        return {**data, "provider": {**own, "base_url": safe_url(own.get("base_url"))}}
+
+
+def model_name(choice: ProviderChoice) -> str:
+    """The model a choice calls: its own, else its preset's default."""
+    return choice.model or catalog.preset(choice.preset).default_model or ""
 
 
 @dataclass(frozen=True)
@@ -72,6 +112,25 @@ class AppConfig:
         info = self.model_info
         return info.price if info else None
 
+    def labels(self) -> list[str]:
+        """Each lane's label, in order (ValueError when two lanes would be identical)."""
+        return lane_labels([lane.identity() for lane in self.lanes])
+
+    def lane_price(self, lane: LaneChoice | None) -> Price | None:
+        """The price of a lane's model (its own, else the session's), if the catalog has one."""
+        choice = lane.provider if lane is not None and lane.provider else self.provider
+        info = catalog.preset(choice.preset).model(model_name(choice))
+        return info.price if info else None
+
+    def lane_window(self, lane: LaneChoice | None) -> int | None:
+        """The context window of a lane's model, if the catalog knows it."""
+        choice = lane.provider if lane is not None and lane.provider else self.provider
+        info = catalog.preset(choice.preset).model(model_name(choice))
+        return info.context_window if info else None
+
+    def lane_by_label(self) -> dict[str, LaneChoice]:
+        return dict(zip(self.labels(), self.lanes, strict=True))
+
     def provider_caption(self) -> str:
         preset = catalog.preset(self.provider.preset)
         return f"{preset.label} · {self.provider.model}"
@@ -82,9 +141,31 @@ class AppConfig:
             "provider": self.provider.as_saved(),
             "system_prompt": self.system_prompt,
             "lanes": [
-                {"strategy": lane.strategy, "params": dict(lane.params)} for lane in self.lanes
+                lane.as_saved(label) for lane, label in zip(self.lanes, self.labels(), strict=True)
             ],
         }
+
+    def with_lane(self, lane: LaneChoice) -> tuple[AppConfig, str]:
+        """This config with `lane` added (unless an identical lane is there), and its label."""
+        for existing, label in zip(self.lanes, self.labels(), strict=True):
+            if existing.same_lane(lane):
+                return self, label
+        config = self.replace(lanes=(*self.lanes, lane))
+        return config, config.labels()[-1]
+
+
+def add_lane(choice: StrategyChoice, provider: ProviderChoice | None = None) -> str:
+    """Add a lane running `choice` (on `provider`, else the session's) to the main page's
+    lanes and return its label; the main page starts a new conversation with it. A lane
+    identical to one already there is not added twice (its label is returned)."""
+    config: AppConfig = st.session_state.get("config") or AppConfig.default()
+    params = {**REGISTRY[choice.name].defaults(), **dict(choice.params)}
+    new, label = config.with_lane(LaneChoice(choice.name, params, provider))
+    if new is not config:
+        st.session_state["config"] = new
+        st.session_state["session"] = None
+        st.session_state["demo_queue"] = []
+    return label
 
 
 def saved_choice(

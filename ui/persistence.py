@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from lanes.session import LaneSpec, Session, UpkeepLimits
+from providers.settings import ProviderChoice
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui import navigation
 from ui.app_state import AppConfig, LaneChoice, maintenance_settings, saved_choice, settings_for
@@ -42,15 +43,63 @@ def config_for(saved: SavedSession, current: AppConfig | None = None) -> AppConf
     app = saved.settings.get("app") or {}
     base = current or AppConfig.default()
     provider = saved_choice(app, saved.settings.get("provider"), base.provider)
-    lanes = tuple(LaneChoice(name, saved.params(name)) for name in saved.strategies)
+    own = {
+        str(lane.get("label") or lane.get("strategy")): lane.get("provider")
+        for lane in app.get("lanes") or ()
+        if isinstance(lane, dict)
+    }
+    lanes = tuple(
+        LaneChoice(
+            saved.strategy(name),
+            saved.params(name),
+            _lane_choice(own.get(name), saved.memory.get(name, {}).get("provider"), base),
+        )
+        for name in saved.strategies
+    )
     return base.replace(provider=provider, system_prompt=saved.system_prompt, lanes=lanes)
+
+
+def _lane_choice(app: Any, public: Any, base: AppConfig) -> ProviderChoice | None:
+    """A lane's own provider choice as saved (None: the session's); a key typed in this
+    browser session for that preset (on a lane, or the session) is kept."""
+    if not app and not public:
+        return None
+    current = next(
+        (lane.provider for lane in base.lanes if lane.provider and lane.provider.api_key),
+        base.provider,
+    )
+    return saved_choice({"provider": app} if app else {}, public, current)
+
+
+def lane_specs(config: AppConfig) -> list[LaneSpec]:
+    """The configured lanes as the Session takes them: labels, and each own provider's call
+    settings (its key looked up like the session's)."""
+    return [
+        LaneSpec(lane.strategy, lane.params, settings_for(lane.provider), label)
+        if lane.provider
+        else LaneSpec(lane.strategy, lane.params, label=label)
+        for lane, label in zip(config.lanes, config.labels(), strict=True)
+    ]
+
+
+def lane_choices(config: AppConfig, session: Session) -> dict[str, LaneChoice]:
+    """The session's lanes by label, each with the LaneChoice it runs (a lane the config does
+    not list, e.g. a replayed session's, gets its strategy on the session's provider)."""
+    try:
+        known = config.lane_by_label()
+    except ValueError:
+        known = {}
+    return {
+        label: known.get(label) or LaneChoice(lane.strategy_name, lane.params)
+        for label, lane in session.lanes.items()
+    }
 
 
 def new_session(config: AppConfig) -> Session:
     """A fresh conversation with the configured lanes, saved turn by turn."""
     session = Session(
         system_prompt=config.system_prompt,
-        lanes=[LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
+        lanes=lane_specs(config),
         provider=settings_for(config.provider),
         maintenance=maintenance_settings(config.provider),
         upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
@@ -100,6 +149,7 @@ def continue_saved(session_id: str, current: AppConfig | None = None) -> tuple[S
         saved.snapshot(),
         provider=settings_for(config.provider),
         maintenance=maintenance_settings(config.provider),
+        lane_providers={s.label: s.provider for s in lane_specs(config) if s.label and s.provider},
     )
     attach(session, config, source=saved.info.source)
     return session, config

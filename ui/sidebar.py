@@ -6,6 +6,7 @@ conversation: strategies with other parameters would not share a history).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -22,8 +23,8 @@ from ui.picker import by_name, strategy_picker
 PROMPTS = {"FinCoach (seed 000)": fincoach.SYSTEM_PROMPT, "Generic assistant": GENERIC_PROMPT}
 
 
-def param_input(strategy: str, p: Param, value: Any) -> Any:
-    key = f"param-{strategy}-{p.name}"
+def param_input(strategy: str, p: Param, value: Any, *, lane: str | None = None) -> Any:
+    key = f"param-{lane or strategy}-{p.name}"
     if p.choices:
         return st.selectbox(
             p.name, p.choices, index=list(p.choices).index(value), key=key, help=p.help
@@ -70,14 +71,15 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
             prompt = PROMPTS[preset]
 
         st.subheader("Lanes")
+        plain, extra = split_lanes(config.lanes)
         chosen_names = strategy_picker(
             by_name(),
-            [lane.strategy for lane in config.lanes],
+            [lane.strategy for lane in plain],
             key="lane-strategies",
             label="Strategies (one column each)",
             titles=True,
         ).keys
-        current_params = {lane.strategy: dict(lane.params) for lane in config.lanes}
+        current_params = {lane.strategy: dict(lane.params) for lane in plain}
         lanes = []
         for name in chosen_names:
             spec = REGISTRY[name]
@@ -86,16 +88,112 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
                 with st.expander(f"{spec.title} parameters"):
                     values = {p.name: param_input(name, p, values[p.name]) for p in spec.params}
             lanes.append(LaneChoice(name, values))
+        lanes += extra_lanes(config, extra, provider)
 
         applied = st.form_submit_button(
             "Apply (starts a new conversation)", type="primary", width="stretch"
         )
     if not applied:
         return None
+    # the "Add a lane" box starts empty again: its widgets get new keys
+    st.session_state[ADD_ROUND] = st.session_state.get(ADD_ROUND, 0) + 1
     if not lanes:
         st.sidebar.error("Pick at least one strategy.")
         return None
-    return config.replace(provider=provider, system_prompt=prompt, lanes=tuple(lanes))
+    new = config.replace(provider=provider, system_prompt=prompt, lanes=tuple(lanes))
+    try:
+        new.labels()
+    except ValueError as exc:
+        st.sidebar.error(f"{exc}.")
+        return None
+    return new
+
+
+def split_lanes(lanes: tuple[LaneChoice, ...]) -> tuple[list[LaneChoice], list[LaneChoice]]:
+    """(lanes the strategy pills stand for: the first of each strategy on the session's
+    provider, the other lanes: repeats of a strategy and lanes with their own model)."""
+    plain: list[LaneChoice] = []
+    extra: list[LaneChoice] = []
+    for lane in lanes:
+        first = lane.provider is None and all(p.strategy != lane.strategy for p in plain)
+        (plain if first else extra).append(lane)
+    return plain, extra
+
+
+SESSION_MODEL = "the session's"
+ADD_ROUND = "lane-add-round"
+
+
+def extra_lanes(
+    config: AppConfig, extra: list[LaneChoice], session: ProviderChoice
+) -> list[LaneChoice]:
+    """The other lanes, each with its parameters, its own model (optional) and a remove box;
+    then an "Add a lane" box: the same strategy on another model, or with other parameters."""
+    labels = {id(lane): label for lane, label in zip(config.lanes, config.labels(), strict=True)}
+    kept = []
+    for i, lane in enumerate(extra):
+        label = labels.get(id(lane), f"{lane.strategy} #{i + 2}")
+        with st.expander(f"Lane: {label}"):
+            spec = REGISTRY[lane.strategy]
+            values = {**spec.defaults(), **lane.params}
+            values = {
+                p.name: param_input(lane.strategy, p, values[p.name], lane=label)
+                for p in spec.params
+            }
+            own = own_model(label, lane.provider, session)
+            if not st.checkbox("Remove this lane", key=f"lane-remove-{label}"):
+                kept.append(LaneChoice(lane.strategy, values, own))
+    with st.expander("Add a lane (same strategy, other model or parameters)"):
+        names, round_ = list(REGISTRY), st.session_state.get(ADD_ROUND, 0)
+        strategy = st.selectbox(
+            "Strategy", ["—", *names], key=f"lane-add-strategy-{round_}",
+            format_func=lambda n: n if n == "—" else f"{REGISTRY[n].title} ({n})",
+        )  # fmt: skip
+        own = own_model(f"add-{round_}", None, session)
+        st.caption("Parameters: the strategy's lane's, editable after Apply.")
+    if strategy != "—":
+        same = next((lane for lane in config.lanes if lane.strategy == strategy), None)
+        params = dict(same.params) if same else REGISTRY[strategy].defaults()
+        kept.append(LaneChoice(strategy, params, own))
+    return kept
+
+
+def own_model(
+    key: str, current: ProviderChoice | None, session: ProviderChoice
+) -> ProviderChoice | None:
+    """A lane's own provider and model (None: the session's); its key is looked up like the
+    session's (typed in above for the same provider, else secrets, else the environment)."""
+    names = [SESSION_MODEL, *catalog.PRESETS]
+    preset = st.selectbox(
+        "Lane provider", names, index=names.index(current.preset) if current else 0,
+        key=f"lane-preset-{key}",
+        format_func=lambda n: n if n == SESSION_MODEL else catalog.preset(n).label,
+    )  # fmt: skip
+    model = st.text_input(
+        "Lane model", current.model if current else "", key=f"lane-model-{key}",
+        placeholder="the provider's default",
+    )  # fmt: skip
+    url = st.text_input(
+        "Lane base URL", (current.base_url if current else None) or "", key=f"lane-url-{key}",
+        placeholder="the provider's (editable endpoints only)",
+    )  # fmt: skip
+    if preset == SESSION_MODEL:
+        if not model.strip():
+            return None
+        preset = session.preset  # a model name alone: another model of the session's provider
+    base = current if current and current.preset == preset else session
+    same = base.preset == preset
+    return dataclasses.replace(
+        base if same else ProviderChoice(preset),
+        preset=preset,
+        model=model.strip(),
+        base_url=url.strip() or None if catalog.preset(preset).url_editable else None,
+        api_key=base.api_key if same else None,
+        maintenance_model=None,
+        temperature=session.temperature,
+        max_tokens=session.max_tokens,
+        short_upkeep=session.short_upkeep,
+    )
 
 
 def provider_form(config: AppConfig) -> ProviderChoice:

@@ -145,7 +145,7 @@ def test_all_eight_strategies_can_run_as_lanes():
 
 
 def test_duplicate_or_empty_lane_lists_are_refused():
-    with pytest.raises(ValueError, match="one lane only"):
+    with pytest.raises(ValueError, match="would be identical"):
         make(lanes=("full", "full"))
     with pytest.raises(ValueError, match="at least one"):
         make(lanes=())

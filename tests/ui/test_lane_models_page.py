@@ -1,0 +1,90 @@
+"""The main page runs one strategy on two models side by side (AppTest, fake transport)."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from tests.ui.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+SB, SB_MINI = "summary_buffer", "summary_buffer · gpt-4o-mini"
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, at.exception
+    return at
+
+
+def by_key(widgets, key: str):
+    """The widget whose key is `key` (the "Add a lane" box's keys end in a round number)."""
+    return next(w for w in widgets if w.key and key in (w.key, w.key.rsplit("-", 1)[0]))
+
+
+def add_summary_buffer_on_gpt_4o_mini(at: AppTest) -> AppTest:
+    by_key(at.selectbox, "lane-add-strategy").set_value("summary_buffer")
+    by_key(at.selectbox, "lane-preset-add").set_value("openai")
+    by_key(at.text_input, "lane-model-add").set_value("gpt-4o-mini")
+    next(b for b in at.button if b.label.startswith("Apply")).click()
+    return ok(at.run())
+
+
+def test_a_second_summary_buffer_lane_on_another_model_answers_a_turn(fake_transport):
+    at = ok(AppTest.from_file(APP, default_timeout=60).run())
+    ok(add_summary_buffer_on_gpt_4o_mini(at))
+    session = at.session_state["session"]
+    assert SB in session.lanes and SB_MINI in session.lanes and len(session.lanes) == 7
+    headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert "#### Summary buffer · gpt-4o-mini" in headers
+    ok(at.chat_input[0].set_value("Hi! I'm Chiru.").run())
+    records = {n: lane.turns[-1] for n, lane in session.lanes.items()}
+    assert all(r.ok for r in records.values()), records
+    assert records[SB_MINI].body["model"] == "gpt-4o-mini"
+    assert records[SB].body["model"] == session.provider.model != "gpt-4o-mini"
+    shown = [json.loads(c.value) for c in at.code if c.value.lstrip().startswith("{")]
+    assert records[SB_MINI].body in shown and records[SB].body in shown
+    # the lane is listed in the sidebar with its own model, and can be removed again
+    assert by_key(at.text_input, f"lane-model-{SB_MINI}").value == "gpt-4o-mini"
+    by_key(at.checkbox, f"lane-remove-{SB_MINI}").check()
+    next(b for b in at.button if b.label.startswith("Apply")).click()
+    ok(at.run())
+    assert SB_MINI not in at.session_state["session"].lanes
+
+
+def test_the_same_lane_twice_is_refused_with_a_message(fake_transport):
+    at = ok(AppTest.from_file(APP, default_timeout=60).run())
+    by_key(at.selectbox, "lane-add-strategy").set_value("window")
+    next(b for b in at.button if b.label.startswith("Apply")).click()
+    ok(at.run())
+    assert any("would be identical" in e.value for e in at.sidebar.error)
+    assert len(at.session_state["session"].lanes) == 6
+
+
+def add_lane_app() -> None:
+    import streamlit as st
+
+    from memory.choices import StrategyChoice
+    from providers.settings import ProviderChoice
+    from ui.app_state import add_lane
+
+    choice = StrategyChoice("summary_buffer", {"budget": 900})
+    st.session_state["labels"] = [
+        add_lane(choice, ProviderChoice("openai", "gpt-4o")),
+        add_lane(choice, ProviderChoice("openai", "gpt-4o")),  # the same again: not added
+        add_lane(StrategyChoice("summary_buffer")),  # the default lane: already there
+    ]
+
+
+def test_add_lane_appends_to_the_main_page_config_and_returns_its_label():
+    at = ok(AppTest.from_function(add_lane_app).run())
+    labels = at.session_state["labels"]
+    assert labels == [
+        "summary_buffer (budget=900) · gpt-4o",
+        "summary_buffer (budget=900) · gpt-4o",
+        "summary_buffer (budget=600)",  # the default lane, now told apart by its budget
+    ]
+    config = at.session_state["config"]
+    assert len(config.lanes) == 7 and config.labels()[-1] == labels[0]
+    assert labels[2] in config.labels()
+    assert at.session_state["session"] is None  # the main page starts a new conversation
