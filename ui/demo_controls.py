@@ -79,8 +79,9 @@ def warm_up(session: Session) -> None:
 def _warming_note(warmup: Warmup) -> None:
     if not warmup.done.is_set():
         st.caption(
-            f"⏳ Warming the model: reading the {warmup.stats.calls} lanes' prompts ahead, "
-            "so the first turn starts sooner (not a turn; nothing is recorded)."
+            f"⏳ Warming the model: reading the lanes' prompts ahead ({warmup.stats.calls} "
+            "requests of one token), so the first turn starts sooner. Not a turn: nothing is "
+            "recorded."
         )
 
 
