@@ -105,7 +105,11 @@ def stop_button(session: Session) -> None:
 
 
 def lane_stop_button(session: Session, name: str) -> None:
-    """A per-lane stop, drawn above a running lane's reply."""
+    """A per-lane stop at the top of a running lane's column. Drawn by the page, outside the
+    lane's fragment: a button inside a running fragment would rerun only that fragment, after
+    the lane has finished, and so stop nothing."""
+    if name not in session.pending_lanes():
+        return
     st.button(
         "■ Stop lane",
         key=f"stop-{session.id}-{name}-{session.turn}",
