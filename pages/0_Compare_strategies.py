@@ -111,6 +111,7 @@ def lane_column(name: str) -> None:
     lane_view.conversation(lane, upto=turn if (pending or latest) else turn + 1)
     if pending and session.claim(name):
         append, on_reply = demo_controls.live_reply()
+        demo_controls.lane_stop_button(session, name)
         try:
             latest = session.run_lane(name, turn, append, on_reply=on_reply)
         finally:
@@ -142,7 +143,6 @@ if session.turn:
 columns = st.columns(len(session.lanes), gap="small")
 for column, name in zip(columns, session.lanes, strict=True):
     with column:
-        demo_controls.lane_stop_button(session, name)  # the page's, not the fragment's: acts now
         lane_column(name)
 
 

@@ -105,11 +105,10 @@ def stop_button(session: Session) -> None:
 
 
 def lane_stop_button(session: Session, name: str) -> None:
-    """A per-lane stop at the top of a running lane's column. Drawn by the page, outside the
-    lane's fragment: a button inside a running fragment would rerun only that fragment, after
-    the lane has finished, and so stop nothing."""
-    if name not in session.pending_lanes():
-        return
+    """A per-lane stop, drawn above a running lane's reply. Known limit: in the browser its
+    click is handled when the lane's fragment reruns, i.e. after the lane has finished, so it
+    does not stop a reply mid-stream (a page-level button did, but its full rerun cut off the
+    other lanes' runs). "Stop this turn" stops every lane at once."""
     st.button(
         "■ Stop lane",
         key=f"stop-{session.id}-{name}-{session.turn}",
