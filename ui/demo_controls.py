@@ -73,6 +73,8 @@ def warm_up(session: Session) -> None:
     warmup = session.warm_up()
     if warmup is not None and not warmup.done.is_set():
         _warming_note(warmup)
+    else:
+        st.empty()  # takes the note's place at once, not when the running turn's redraw ends
 
 
 @st.fragment(run_every=1.0)
