@@ -33,8 +33,12 @@ def test_the_demo_stops_mid_turn_then_plays_to_the_end(app_url):  # noqa: F811
         open_page(page, app_url, max_tokens=48)
         play = page.get_by_role("button", name="▶ Play the FinCoach demo")
         play.click()
-        wait_for_turn(page, 1, timeout_ms=2 * TURN_TIMEOUT_MS)
-        # turn 2 under way: a reply on its way in some lane, then Stop
+        # turn 1 recorded in a lane (not wait_for_turn: the chat input stays disabled while
+        # the demo goes on), then turn 2 under way: a reply on its way in some lane, then Stop
+        lane_column(page, "Full buffer").get_by_text("Payload · turn 1", exact=True).wait_for(
+            timeout=2 * TURN_TIMEOUT_MS
+        )
+        page.get_by_text("You · turn 2:").wait_for(timeout=2 * TURN_TIMEOUT_MS)
         stop = page.get_by_role("button", name="■ Stop this turn")
         stop.wait_for(timeout=TURN_TIMEOUT_MS)
         page.get_by_text("▌").first.wait_for(timeout=TURN_TIMEOUT_MS)
