@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lanes import warmup as warming
 from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from memory.strategies.base import check_user_text
@@ -64,6 +65,11 @@ class ProvidersTransport:
         import providers
 
         return providers.as_model_fn(settings)
+
+    def warm(self, request: Request, settings: ProviderSettings) -> ReplyLike:
+        """Have the server read `request` into its prompt cache (lanes/warmup.py asks for one
+        token and drops the reply). Transports without this method are never warmed."""
+        return self.stream(request, settings)
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,7 @@ class Session:
         self._finished_turn = 0
         self._cancelled: dict[int, set[str]] = {}  # turn -> lanes stopped (all: every name)
         self._touched = time.monotonic()
+        self.warmup: warming.Warmup | None = None  # the model reading the lanes' prefixes ahead
         # called as (session, record) after every lane turn is recorded, from the lane's thread
         self.listeners: list[Callable[[Session, LaneTurn], None]] = []
         # called as (session, turn, user_text) when a user turn begins, before any lane runs it
@@ -228,7 +235,11 @@ class Session:
         on_reply: Callable[[str], None] | None = None,
     ) -> LaneTurn:
         """Run turn `turn` in one lane (the UI calls this from each lane's fragment);
-        `on_reply(text)` runs when the reply is complete, before the lane's upkeep calls."""
+        `on_reply(text)` runs when the reply is complete, before the lane's upkeep calls.
+        A warm-up still running is waited for: its slots are the ones the lanes' requests want."""
+        if self.warmup is not None:
+            self.warmup.used = True
+            self.warmup.wait()
         record = self.lanes[name].run(
             turn,
             self.user_turns[turn - 1],
@@ -239,6 +250,14 @@ class Session:
         )
         self._notify(record)
         return record
+
+    def warm_up(self) -> warming.Warmup | None:
+        """Have the model read every lane's fixed prefix now, in the background, so the next
+        turn reads only what is new (embedded model with the prompt cache only; see
+        lanes/warmup.py). Idempotent; None where warming does not pay."""
+        if self.warmup is None:
+            self.warmup = warming.start(self)
+        return self.warmup
 
     def cancel(self, name: str | None = None) -> int:
         """Stop the latest turn in lane `name`, or in every lane; returns the turn number

@@ -72,6 +72,7 @@ with top_right:
     demo_controls.recorded_button(config, disabled=bool(session.pending_lanes()))
     demo_controls.stop_button(session)
 demo_controls.recorded_label(session)
+demo_controls.warm_up(session)
 
 notice = st.session_state.notice
 if notice:

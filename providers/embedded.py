@@ -33,6 +33,7 @@ Environment overrides: MEMORY_LAB_EMBEDDED_SLOTS, MEMORY_LAB_EMBEDDED_CTX (token
 MEMORY_LAB_EMBEDDED_THREADS, MEMORY_LAB_EMBEDDED_VERBOSITY (llama.cpp log level, 0 = quiet),
 MEMORY_LAB_EMBEDDED_PROMPT_CACHE=1 (faster follow-up turns, replies no longer reproducible),
 MEMORY_LAB_EMBEDDED_CACHE_REUSE (chunk size, 0 = off), MEMORY_LAB_EMBEDDED_CACHE_RAM (MiB),
+MEMORY_LAB_EMBEDDED_CACHE_IDLE (1: idle slots saved to the host cache when a task starts),
 MEMORY_LAB_EMBEDDED_POLL (busy-wait level 0-100).
 """
 
@@ -96,6 +97,7 @@ class EmbeddedConfig:
     prompt_cache: bool = False
     cache_reuse: int = 64  # tokens: smallest cached chunk reused after a shift (0: off)
     cache_ram_mib: int = 128  # host-memory prompt cache (about 23 KB per cached token)
+    cache_idle_slots: bool = True  # idle slots saved to the host cache when a task starts
     poll: int = 50  # llama.cpp's busy-wait level (0-100) while its threads wait for work
 
     @classmethod
@@ -109,6 +111,7 @@ class EmbeddedConfig:
             prompt_cache=_env_int("MEMORY_LAB_EMBEDDED_PROMPT_CACHE", 0, 0, 1) == 1,
             cache_reuse=_env_int("MEMORY_LAB_EMBEDDED_CACHE_REUSE", 64, 0, N_CTX_TRAIN),
             cache_ram_mib=_env_int("MEMORY_LAB_EMBEDDED_CACHE_RAM", 128, 0, 65536),
+            cache_idle_slots=_env_int("MEMORY_LAB_EMBEDDED_CACHE_IDLE", 1, 0, 1) == 1,
             poll=_env_int("MEMORY_LAB_EMBEDDED_POLL", 50, 0, 100),
         )
 
@@ -216,6 +219,7 @@ def start(config: EmbeddedConfig | None = None) -> EmbeddedInfo:
         params.cpuparams.poll = params.cpuparams_batch.poll = cfg.poll
         params.n_threads_http = cfg.slots + 4
         params.cache_ram_mib = cfg.cache_ram_mib  # bounded host-side prompt cache
+        params.cache_idle_slots = cfg.cache_idle_slots
         params.n_cache_reuse = cfg.cache_reuse  # only for requests with cache_prompt on
         params.endpoint_slots = False
         params.cache_prompt = cfg.prompt_cache  # off: reproducible replies (see docstring)

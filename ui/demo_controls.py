@@ -1,5 +1,6 @@
 """The main page's controls for showing the lanes to a room: Stop (every lane or one), the
-recorded FinCoach demo, and a streamed reply box that redraws at a steady pace.
+recorded FinCoach demo, a streamed reply box that redraws at a steady pace, and a small
+note while the embedded model warms up (reads the lanes' prompts before the first turn).
 
 Self-contained: app.py calls these in a few lines, so the page's layout stays its own.
 """
@@ -15,6 +16,7 @@ import streamlit as st
 from engines import transcripts
 from lanes.lane import CANCELLED, LaneTurn
 from lanes.session import Session
+from lanes.warmup import Warmup
 from ui.app_state import AppConfig, settings_for
 from ui.safe import plain
 
@@ -65,6 +67,26 @@ def live_reply() -> tuple[Callable[[str], None], Callable[[str], None]]:
     return on_delta, on_reply
 
 
+def warm_up(session: Session) -> None:
+    """Start warming the model for `session`'s lanes (embedded model only; background) and,
+    while it runs, say so in a small note that goes away when it is done."""
+    warmup = session.warm_up()
+    if warmup is not None and not warmup.done.is_set():
+        _warming_note(warmup)
+    else:
+        st.empty()  # takes the note's place at once, not when the running turn's redraw ends
+
+
+@st.fragment(run_every=1.0)
+def _warming_note(warmup: Warmup) -> None:
+    if not warmup.done.is_set():
+        st.caption(
+            f"⏳ Warming the model: reading the lanes' prompts ahead ({warmup.stats.calls} "
+            "requests of one token), so the first turn starts sooner. Not a turn: nothing is "
+            "recorded."
+        )
+
+
 def stop_all(session: Session) -> None:
     """Stop the running turn in every lane, and the rest of a playing demo."""
     session.cancel()
@@ -85,7 +107,10 @@ def stop_button(session: Session) -> None:
 
 
 def lane_stop_button(session: Session, name: str) -> None:
-    """A per-lane stop, drawn above a running lane's reply."""
+    """A per-lane stop, drawn above a running lane's reply. Known limit: in the browser its
+    click is handled when the lane's fragment reruns, i.e. after the lane has finished, so it
+    does not stop a reply mid-stream (a page-level button did, but its full rerun cut off the
+    other lanes' runs). "Stop this turn" stops every lane at once."""
     st.button(
         "■ Stop lane",
         key=f"stop-{session.id}-{name}-{session.turn}",

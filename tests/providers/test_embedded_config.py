@@ -21,8 +21,11 @@ def test_prompt_cache_reuse_settings_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("MEMORY_LAB_EMBEDDED_CACHE_REUSE", "0")
     monkeypatch.setenv("MEMORY_LAB_EMBEDDED_CACHE_RAM", "0")
     monkeypatch.setenv("MEMORY_LAB_EMBEDDED_THREADS", "2")
+    assert defaults.cache_idle_slots  # idle slots kept in the host cache by default
+    monkeypatch.setenv("MEMORY_LAB_EMBEDDED_CACHE_IDLE", "0")
     config = embedded.EmbeddedConfig.from_env()
     assert (config.cache_reuse, config.cache_ram_mib, config.threads) == (0, 0, 2)
+    assert not config.cache_idle_slots
 
 
 def test_a_bad_override_names_the_variable(monkeypatch):

@@ -90,3 +90,31 @@ def test_a_stopped_turn_is_shown_as_stopped_and_can_be_retried(fake_transport):
     assert len(retry) == len(session.lanes)
     retry[0].click().run()
     assert sum(lane.turns[-1].ok for lane in session.lanes.values()) == 1
+
+
+def test_the_page_warms_the_model_on_load_says_so_and_the_demo_uses_that_warm_up(monkeypatch):
+    import threading
+
+    from lanes import session as session_module
+    from lanes import warmup
+    from tests.lanes.test_warmup import WarmingTransport
+
+    gate = threading.Event()
+    transport = WarmingTransport(gate=gate)
+    monkeypatch.setattr(session_module, "ProvidersTransport", lambda: transport)
+    monkeypatch.setattr(warmup, "_latest", None)
+    at = run_app()  # the default provider: the embedded model with its prompt cache
+    session = at.session_state["session"]
+    assert session.warmup is not None and not session.warmup.done.is_set()
+    assert any("Warming the model" in c.value for c in at.caption)
+    gate.set()
+    assert session.warmup.wait(10)
+    at.run()
+    assert not any("Warming the model" in c.value for c in at.caption)
+    warmed = len(transport.warmed)
+    assert warmed >= len(session.lanes) and transport.calls == []  # no lane turn was run
+    [play] = [b for b in at.button if "FinCoach demo" in b.label]
+    play.click().run()
+    demo = at.session_state["session"]
+    assert demo is not session and demo.warmup is session.warmup  # joined, not warmed again
+    assert len(transport.warmed) == warmed

@@ -1,0 +1,200 @@
+"""Warming the embedded model before a turn (lanes/warmup.py): one probe per lane with the
+lane's own prefix, never a lane turn, joined by the next session, waited for by the lanes."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+import pytest
+
+from lanes import warmup
+from lanes.session import LaneSpec, Session
+from memory.maintenance import EXTRACTION_SYSTEM
+from memory.registry import DEFAULT_LANES, REGISTRY
+from memory.types import Usage
+from providers.fake import FakeReply, FakeTransport
+from scenarios import fincoach
+
+
+@dataclass(frozen=True)
+class Settings:
+    kind: str = "embedded"
+    model: str = "smollm2-135m-instruct"
+    base_url: str | None = None
+    max_tokens: int = 80
+    prompt_cache: bool | None = True
+
+    def with_(self, **changes):
+        return replace(self, **changes)
+
+
+class WarmingTransport(FakeTransport):
+    """The fake provider, with the real transport's `warm` capability (records its probes)."""
+
+    def __init__(self, gate: threading.Event | None = None, fail: bool = False) -> None:
+        super().__init__(chunks=2)
+        self.gate, self.fail = gate, fail
+        self.warmed: list[tuple[dict, int]] = []
+        self.lock = threading.Lock()
+
+    def warm(self, request, settings):
+        if self.gate is not None:
+            assert self.gate.wait(10)
+        if self.fail:
+            raise ConnectionError("the server went away")
+        with self.lock:
+            self.warmed.append((self.body(request, settings), settings.max_tokens))
+        return FakeReply("x", Usage(input=request.tokens.with_overhead, output=1), {})
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_warmup(monkeypatch):
+    monkeypatch.setattr(warmup, "_latest", None)  # each test starts with no warm-up kept
+
+
+def make(transport, settings=Settings(), lanes=DEFAULT_LANES, prompt=fincoach.SYSTEM_PROMPT):
+    return Session(
+        system_prompt=prompt,
+        lanes=[LaneSpec(n, REGISTRY[n].defaults()) for n in lanes],
+        provider=settings,
+        transport=transport,
+    )
+
+
+def test_every_lane_gets_a_one_token_probe_with_its_real_prefix_and_nothing_is_recorded():
+    transport = WarmingTransport()
+    session = make(transport)
+    seen = []
+    session.listeners.append(lambda s, record: seen.append(record))
+    before = {name: lane.memory_state() for name, lane in session.lanes.items()}
+    warm = session.warm_up()
+    assert warm is not None and warm.wait(10)
+    assert session.warm_up() is warm  # idempotent: one warm-up per session
+    fact_lanes = [n for n, lane in session.lanes.items() if lane.spec.cls.uses_facts]
+    assert fact_lanes  # entity and hybrid: their extraction instructions are warmed too
+    assert len(transport.warmed) == len(session.lanes) + len(fact_lanes)
+    assert {tokens for _, tokens in transport.warmed} == {1}
+    assert warm.stats.calls == len(transport.warmed) and warm.stats.failed == 0
+    assert warm.stats.tokens_read > 0
+    upkeep = [b for b, _ in transport.warmed if b["messages"][0]["content"] == EXTRACTION_SYSTEM]
+    assert len(upkeep) == len(fact_lanes)
+    assert all(b["messages"][1]["content"].startswith("Current facts: {}") for b in upkeep)
+    transport.warmed = [w for w in transport.warmed if w[0] not in upkeep]
+    # not a turn: no record, no listener call, no memory change, no lane call
+    assert seen == [] and transport.calls == []
+    assert all(not lane.turns for lane in session.lanes.values())
+    assert {name: lane.memory_state() for name, lane in session.lanes.items()} == before
+    # what was warmed is the prefix of what each lane sends on turn 1
+    probes = sorted(body["messages"][:-1] for body, _ in transport.warmed)
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    sent = sorted(body["messages"][:-1] for body in transport.calls)
+    assert probes == sent
+    assert all(m[0]["content"] == fincoach.SYSTEM_PROMPT for m in probes)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [Settings(kind="openai"), Settings(prompt_cache=False), Settings(prompt_cache=None)],
+    ids=["hosted", "cache-off", "cache-default"],
+)
+def test_no_warm_up_where_it_would_cost_or_not_help(settings):
+    transport = WarmingTransport()
+    session = make(transport, settings)
+    assert session.warm_up() is None
+    session.run_turn("Hello there")
+    assert transport.warmed == []
+
+
+def test_a_transport_without_warm_is_never_warmed():
+    transport = FakeTransport()
+    session = make(transport)
+    assert session.warm_up() is None
+    session.run_turn("Hello there")
+    assert len(transport.calls) == len(session.lanes)  # only the lanes' own requests
+
+
+def test_lanes_wait_for_a_running_warm_up_before_sending():
+    gate = threading.Event()
+    transport = WarmingTransport(gate=gate)
+    session = make(transport, lanes=["full"])
+    session.warm_up()
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (session.run_turn("Hi"), done.set()))
+    worker.start()
+    assert not done.wait(0.3)
+    assert transport.calls == []  # the lane holds its request until its slot is warm
+    gate.set()
+    worker.join(10)
+    assert done.is_set() and len(transport.calls) == 1
+    assert [tokens for _, tokens in transport.warmed] == [1]
+
+
+def test_the_next_session_with_the_same_prefixes_joins_an_unused_warm_up():
+    transport = WarmingTransport()
+    first = make(transport)
+    warm = first.warm_up()
+    assert warm is not None and warm.wait(10)
+    second = make(transport)  # the page's Play button: a new session, same lanes and prompt
+    assert second.warm_up() is warm
+    calls = len(transport.warmed)
+    second.run_turn("Hi")  # uses it
+    third = make(transport)
+    fresh = third.warm_up()
+    assert fresh is not None and fresh is not warm and fresh.wait(10)
+    assert len(transport.warmed) == 2 * calls
+    other = make(transport, prompt="You are a pirate.")  # other prefixes: its own warm-up
+    assert other.warm_up() is not fresh
+
+
+def test_a_failing_warm_up_fails_nothing():
+    transport = WarmingTransport(fail=True)
+    session = make(transport)
+    warm = session.warm_up()
+    assert warm is not None and warm.wait(10)
+    assert warm.stats.failed == warm.stats.calls > 0 and warm.stats.tokens_read == 0
+    records = session.run_turn("Hi")
+    assert all(r.ok for r in records.values())
+
+
+def test_a_conversation_under_way_warms_each_lane_with_its_memory():
+    transport = WarmingTransport()
+    session = make(transport, lanes=["full", "window"])
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    warm = session.warm_up()
+    assert warm is not None and warm.wait(10)
+    for body, _ in transport.warmed:
+        roles = [m["role"] for m in body["messages"]]
+        assert roles == ["system", "user", "assistant", "user"]
+        assert body["messages"][1]["content"] == fincoach.DEMO_TURNS[0]
+
+
+@pytest.mark.embedded
+def test_on_the_embedded_model_turn_one_reads_only_the_new_message_after_a_warm_up():
+    import uuid
+
+    from providers import preset
+
+    settings = preset("embedded").settings(max_tokens=4, prompt_cache=True)
+    lanes = ["full", "window", "token_window"]
+
+    def first_turn(warm: bool) -> list[tuple[int, int]]:
+        # a prompt no earlier request has used: its own marker first, so no slot holds it
+        prompt = f"Session {uuid.uuid4().hex}. {fincoach.SYSTEM_PROMPT}"
+        session = Session(
+            system_prompt=prompt,
+            lanes=[LaneSpec(n, REGISTRY[n].defaults()) for n in lanes],
+            provider=settings,
+        )
+        if warm:
+            warmed = session.warm_up()
+            assert warmed is not None and warmed.wait(300)
+            assert warmed.stats.failed == 0 and warmed.stats.tokens_read > 100 * len(lanes)
+        records = session.run_turn(fincoach.DEMO_TURNS[0]).values()
+        assert all(r.ok for r in records), [r.error for r in records]
+        return [(r.billed_input or 0, r.cached_input or 0) for r in records]
+
+    cold, warmed = first_turn(False), first_turn(True)
+    assert all(cached < 10 for _, cached in cold), cold
+    # every lane found its system prompt in a slot: it read only the message (and template)
+    assert all(total - cached < 50 and cached > 150 for total, cached in warmed), warmed

@@ -1,0 +1,68 @@
+"""The FinCoach demo in a real browser on the real embedded model: stopped mid-way through a
+turn (every lane marked stopped, the demo halts, memory never sees the turn), then played
+again to the end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.browser_support import ARTIFACTS, chromium
+from tests.ui.test_browser_main import (
+    LANES,
+    TURN_TIMEOUT_MS,
+    app_url,  # noqa: F401 (the module's app, shared)
+    lane_column,
+    message_counts,
+    open_page,
+    wait_for_turn,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+
+SHOTS = Path(os.environ.get("MEMORY_LAB_SHOTS", ARTIFACTS))
+
+
+@pytest.mark.timeout(3600)  # five six-lane turns on 2 cores: minutes when other work runs
+def test_the_demo_stops_mid_turn_then_plays_to_the_end(app_url):  # noqa: F811
+    with chromium() as page:
+        page.set_viewport_size({"width": 1600, "height": 1400})
+        open_page(page, app_url, max_tokens=48)
+        play = page.get_by_role("button", name="▶ Play the FinCoach demo")
+        play.click()
+        # turn 1 recorded in a lane (not wait_for_turn: the chat input stays disabled while
+        # the demo goes on), then turn 2 under way: a reply on its way in some lane, then Stop
+        lane_column(page, "Full buffer").get_by_text("Payload · turn 1", exact=True).wait_for(
+            timeout=2 * TURN_TIMEOUT_MS
+        )
+        page.get_by_text("You · turn 2:").wait_for(timeout=2 * TURN_TIMEOUT_MS)
+        stop = page.get_by_role("button", name="■ Stop this turn")
+        stop.wait_for(timeout=TURN_TIMEOUT_MS)
+        page.get_by_text("▌").first.wait_for(timeout=TURN_TIMEOUT_MS)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "demo-mid.png"))
+        stop.click()
+        for title in LANES:
+            lane_column(page, title).get_by_text(
+                "Stopped: this turn is not in this lane's memory."
+            ).wait_for(timeout=TURN_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
+            timeout=TURN_TIMEOUT_MS,
+        )
+        page.wait_for_timeout(3000)
+        assert page.get_by_text("Payload · turn 3", exact=True).count() == 0  # the demo halted
+        # played again: a new conversation, all five turns
+        play.click()
+        wait_for_turn(page, 5, timeout_ms=5 * TURN_TIMEOUT_MS)
+        assert message_counts(page, "Full buffer") == [2, 4, 6, 8, 10]
+        assert message_counts(page, "Sliding window") == [2, 4, 6, 8, 8]
+        page.set_viewport_size({"width": 1600, "height": 2600})
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(SHOTS / "demo.png"))
+        if SHOTS != ARTIFACTS:
+            ARTIFACTS.mkdir(exist_ok=True)
+            shutil.copy(SHOTS / "demo.png", ARTIFACTS / "main-demo-after-stop.png")
