@@ -129,36 +129,67 @@ def _replay(
     return rows
 
 
-def _plan(
-    grid: RecallGrid, settings: ProviderSettings, summarize: ModelFn | None, extract: ModelFn | None
-) -> tuple[PlannedRequest, ...]:
-    found: dict[str, PlannedRequest] = {}
-    _replay(grid, send=capturing(settings, found, threading.Lock()),
-            summarize=summarize, extract=extract)  # fmt: skip
-    return tuple(found.values())
+@dataclass(frozen=True)
+class DryRun:
+    """A recall grid replayed with the stand-ins doing upkeep: every question's request (in
+    order, duplicates kept), and the upkeep calls an interactive run would make."""
+
+    requests: tuple[Request, ...]
+    upkeep_calls: int
+    upkeep_tokens: int
 
 
-def estimate_recall_sweep(
-    grid: RecallGrid, settings: ProviderSettings, *, upkeep: str = "stand-in"
-) -> SweepEstimate:
-    """Requests (identical ones merged), tokens and cost, from a model-free dry run; upkeep
-    calls are counted with the stand-ins doing them (nothing is sent)."""
-    check_settings(settings, upkeep)
+def _requests(grid: RecallGrid, summarize: ModelFn | None, extract: ModelFn | None) -> list[Request]:  # fmt: skip
+    found: list[Request] = []
+
+    def keep(request: Request, on_delta: Any) -> StaticReply:
+        found.append(request)
+        return StaticReply("")
+
+    _replay(grid, send=keep, summarize=summarize, extract=extract)
+    return found
+
+
+def dry_run(grid: RecallGrid) -> DryRun:
+    """The grid with no model (the same for every model: bodies are built per model later)."""
     grid.validate()
     counter = TokenCounter()
     summarize = _Counting(ExtractiveSummariser(), counter)
     extract = _Counting(RuleExtractor(), counter)
-    requests = _plan(grid, settings, summarize, extract)
+    requests = _requests(grid, summarize, extract)
+    return DryRun(tuple(requests), summarize.calls + extract.calls,
+                  summarize.tokens + extract.tokens)  # fmt: skip
+
+
+def _planned(requests: Sequence[Request], settings: ProviderSettings) -> tuple[PlannedRequest, ...]:  # fmt: skip
+    found: dict[str, PlannedRequest] = {}
+    capture = capturing(settings, found, threading.Lock())
+    for request in requests:
+        capture(request, None)
+    return tuple(found.values())
+
+
+def estimate_recall_sweep(
+    grid: RecallGrid,
+    settings: ProviderSettings,
+    *,
+    upkeep: str = "stand-in",
+    dry: DryRun | None = None,
+) -> SweepEstimate:
+    """Requests (identical ones merged), tokens and cost, from a model-free dry run; upkeep
+    calls are counted with the stand-ins doing them (nothing is sent)."""
+    check_settings(settings, upkeep)
+    dry = dry or dry_run(grid)
     est = make_estimate(
         settings,
         cells=grid.cells,
-        requests=len(requests),
+        requests=0,
         input_tokens=0,
         upkeep=upkeep,
-        upkeep_calls=summarize.calls + extract.calls,
-        upkeep_input_tokens=summarize.tokens + extract.tokens,
+        upkeep_calls=dry.upkeep_calls,
+        upkeep_input_tokens=dry.upkeep_tokens,
     )
-    return planned_estimate(est, requests, settings)
+    return planned_estimate(est, _planned(dry.requests, settings), settings)
 
 
 def prepare_recall_sweep(
@@ -167,18 +198,30 @@ def prepare_recall_sweep(
     *,
     upkeep: str = "stand-in",
     upkeep_fn: ModelFn | None = None,
+    dry: DryRun | None = None,
 ) -> SweepPlan:
     """Every question's request as a batch request; interactive upkeep calls the model now
     (list prices) and is recorded for collecting."""
-    est = estimate_recall_sweep(grid, settings, upkeep=upkeep)
+    dry = dry or dry_run(grid)
+    est = estimate_recall_sweep(grid, settings, upkeep=upkeep, dry=dry)
     records: Mapping[str, Mapping[str, Any]] = {}
-    summarize: ModelFn | None = None
+    requests = dry.requests
     if upkeep == "interactive":
         summarize, records = recording(settings, upkeep_fn)
-    requests = _plan(grid, settings, summarize, summarize)
-    est = planned_estimate(est, requests, settings)
-    note = f"{grid.cells:,} questions x settings → {len(requests):,} distinct requests"
-    return SweepPlan(grid, settings, upkeep, requests, records, est, (note,), kind=KIND)
+        requests = tuple(_requests(grid, summarize, summarize))
+    planned = _planned(requests, settings)
+    est = planned_estimate(est, planned, settings)
+    note = f"{grid.cells:,} questions x settings → {len(planned):,} distinct requests"
+    return SweepPlan(grid, settings, upkeep, planned, records, est, (note,), kind=KIND)
+
+
+def prepare_recall_sweeps(
+    grid: RecallGrid, arms: Sequence[ProviderSettings], *, upkeep: str = "stand-in"
+) -> list[SweepPlan]:
+    """One plan per model from one dry run (with stand-in upkeep the conversation is
+    replayed once for all models)."""
+    dry = dry_run(grid)
+    return [prepare_recall_sweep(grid, s, upkeep=upkeep, dry=dry) for s in arms]
 
 
 def replay_recall(
