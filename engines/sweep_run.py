@@ -259,6 +259,18 @@ def progress(store: SweepStore, sweep_id: str) -> SweepProgress:
 def refresh(store: SweepStore, sweep_id: str, settings: Arms) -> SweepProgress:
     """Poll each open batch; collect the ones that ended; when no request is outstanding,
     build (or rebuild, after a resubmission) the result and save it."""
+    collected_any = collect_ended(store, sweep_id, settings)
+    now = progress(store, sweep_id)
+    if now.done and (collected_any or not now.collected):
+        result = build_result(store, sweep_id, settings)
+        store.save_result(sweep_id, result.as_dict(),
+                          COLLECTED if now.failed == 0 else COLLECTED_WITH_FAILURES)  # fmt: skip
+        now = progress(store, sweep_id)
+    return now
+
+
+def collect_ended(store: SweepStore, sweep_id: str, settings: Arms) -> bool:
+    """Poll each open batch and save the lines of those that ended; True if any did."""
     arms = _arms(settings)
     collected_any = False
     for batch in store.batches(sweep_id):
@@ -281,13 +293,7 @@ def refresh(store: SweepStore, sweep_id: str, settings: Arms) -> SweepProgress:
         ]
         store.save_outcomes(sweep_id, batch.batch_id, outcomes)
         collected_any = True
-    now = progress(store, sweep_id)
-    if now.done and (collected_any or not now.collected):
-        result = build_result(store, sweep_id, settings)
-        store.save_result(sweep_id, result.as_dict(),
-                          COLLECTED if now.failed == 0 else COLLECTED_WITH_FAILURES)  # fmt: skip
-        now = progress(store, sweep_id)
-    return now
+    return collected_any
 
 
 def resume(store: SweepStore, sweep_id: str, settings: Arms) -> SweepProgress:
