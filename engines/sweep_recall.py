@@ -180,6 +180,11 @@ def estimate_recall_sweep(
     calls are counted with the stand-ins doing them (nothing is sent)."""
     check_settings(settings, upkeep)
     dry = dry or dry_run(grid)
+    return _estimate(grid, settings, upkeep, dry, _planned(dry.requests, settings))
+
+
+def _estimate(grid: RecallGrid, settings: ProviderSettings, upkeep: str, dry: DryRun,
+              planned: tuple[PlannedRequest, ...]) -> SweepEstimate:  # fmt: skip
     est = make_estimate(
         settings,
         cells=grid.cells,
@@ -189,7 +194,7 @@ def estimate_recall_sweep(
         upkeep_calls=dry.upkeep_calls,
         upkeep_input_tokens=dry.upkeep_tokens,
     )
-    return planned_estimate(est, _planned(dry.requests, settings), settings)
+    return planned_estimate(est, planned, settings)
 
 
 def prepare_recall_sweep(
@@ -202,15 +207,15 @@ def prepare_recall_sweep(
 ) -> SweepPlan:
     """Every question's request as a batch request; interactive upkeep calls the model now
     (list prices) and is recorded for collecting."""
+    check_settings(settings, upkeep)
     dry = dry or dry_run(grid)
-    est = estimate_recall_sweep(grid, settings, upkeep=upkeep, dry=dry)
     records: Mapping[str, Mapping[str, Any]] = {}
     requests = dry.requests
     if upkeep == "interactive":
         summarize, records = recording(settings, upkeep_fn)
         requests = tuple(_requests(grid, summarize, summarize))
     planned = _planned(requests, settings)
-    est = planned_estimate(est, planned, settings)
+    est = _estimate(grid, settings, upkeep, dry, planned)
     note = f"{grid.cells:,} questions x settings → {len(planned):,} distinct requests"
     return SweepPlan(grid, settings, upkeep, planned, records, est, (note,), kind=KIND)
 

@@ -175,7 +175,7 @@ def _submit(
     out = []
     for group in groups.values():
         arm = min(r.arm for r in group)  # its client submits, polls and collects the batch
-        lines = [BatchLine(r.custom_id, r.body) for r in group]
+        lines = [BatchLine(r.custom_id, r.body, r.body_json) for r in group]
         size = max_lines or MAX_LINES[_family(arms[arm])]
         for i in range(0, len(lines), size):
             chunk = lines[i : i + size]
@@ -190,7 +190,7 @@ def submit_planned(
     store: SweepStore, sweep_id: str, settings: Arms, *, max_lines: int | None = None
 ) -> list[BatchStatus]:
     """Submit the requests never sent (a fresh sweep, or one killed before submitting)."""
-    pending = store.requests(sweep_id, states=[PLANNED])
+    pending = store.requests(sweep_id, states=[PLANNED], raw_bodies=True)
     return _submit(store, sweep_id, settings, pending, max_lines)
 
 
@@ -208,7 +208,7 @@ def resubmit_failed(
     max_lines: int | None = None,
 ) -> list[BatchStatus]:
     """Submit the failed requests again (all, or those named), and only them."""
-    failed = failed_requests(store, sweep_id)
+    failed = store.requests(sweep_id, states=FINAL_FAILED, raw_bodies=True)
     if custom_ids is not None:
         wanted = set(custom_ids)
         unknown = wanted - {r.custom_id for r in failed}

@@ -66,6 +66,7 @@ class SweepRequest:
     error: str | None
     attempts: int
     arm: int = 0  # which of the sweep's models (its settings) the request is for
+    body_json: str | None = None  # the body as saved, when read with raw_bodies (body is {})
 
     @property
     def failed(self) -> bool:

@@ -379,7 +379,11 @@ class SweepStore:
             kind=m["kind"],
         )  # fmt: skip
 
-    def requests(self, sweep_id: str, *, states: Sequence[str] | None = None) -> list[SweepRequest]:
+    def requests(
+        self, sweep_id: str, *, states: Sequence[str] | None = None, raw_bodies: bool = False
+    ) -> list[SweepRequest]:
+        """A sweep's requests in plan order; `raw_bodies`: each body as its saved JSON text
+        (`body_json`, `body` left empty), for submitting without parsing it."""
         r = sweep_requests_t.c
         query = sa.select(sweep_requests_t).where(r.sweep_id == sweep_id).order_by(r.seq)
         if states is not None:
@@ -390,7 +394,7 @@ class SweepStore:
             SweepRequest(
                 custom_id=m["custom_id"],
                 seq=m["seq"],
-                body=json.loads(m["body"]),
+                body={} if raw_bodies else json.loads(m["body"]),
                 prompt_tokens=m["prompt_tokens"],
                 probes=m["probes"],
                 batch_id=m["batch_id"],
@@ -399,6 +403,7 @@ class SweepStore:
                 error=m["error"],
                 attempts=m["attempts"] or 0,
                 arm=m["arm"] or 0,
+                body_json=m["body"] if raw_bodies else None,
             )  # fmt: skip
             for m in (row._mapping for row in rows)
         ]
