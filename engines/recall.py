@@ -192,7 +192,12 @@ def run_setting(
 
 def _answer(send: Sender, request: Request, q: Question) -> tuple[bool | None, str, str | None]:
     """(answered, reply text, error) for one question sent to the model."""
-    reply = send(request, None)
+    return grade(send(request, None), q)
+
+
+def grade(reply: Any, q: Question) -> tuple[bool | None, str, str | None]:
+    """(answered, reply text, error) of a reply to `q`: answered when the reply holds the
+    expected answer (`answer_present`); None when the call failed or `q` has no answer."""
     error = getattr(reply, "error", None)
     if error is not None or not getattr(reply, "complete", True):
         message = getattr(reply, "error_message", None) or str(error or "the reply was cut off")

@@ -29,6 +29,7 @@ from engines.recall import (
     RecallRow,
     Setting,
     full_tokens,
+    grade,
     request_text,
     run_setting,
     summarise,
@@ -229,6 +230,52 @@ def prepare_recall_sweeps(
     return [prepare_recall_sweep(grid, s, upkeep=upkeep, dry=dry) for s in arms]
 
 
+def _answerer(settings: ProviderSettings, replies: Mapping[str, Any]) -> Callable[..., Any]:
+    """A sender answering each request with its collected reply (an error if none yet)."""
+
+    def answer(request: Request, on_delta: Any) -> Any:
+        reply = replies.get(custom_id_of(body_key(batch_body(request, settings))))
+        if reply is None:
+            return StaticReply("", complete=False, model=settings.model,
+                               error=ProviderError("no reply collected for this question yet"))  # fmt: skip
+        return reply
+
+    return answer
+
+
+def _graded_once(
+    grid: RecallGrid, arms: Sequence[ProviderSettings], replies: Mapping[str, Any]
+) -> list[RecallRow]:
+    """With stand-in upkeep every model was asked the same requests: replay the conversation
+    once, then grade each model's replies (the rows `_replay` gives, per model, faster)."""
+    counter = TokenCounter()
+    conv = grid.conversation
+    full = full_tokens(conv, counter)
+    questions = {q.id: q for q in conv.questions}
+    replayed = []
+    for setting in grid.settings:
+        sent: list[Request] = []
+
+        def keep(request: Request, on_delta: Any, sent: list[Request] = sent) -> StaticReply:
+            sent.append(request)
+            return StaticReply("")
+
+        results = run_setting(conv, setting.resolve(full), counter=counter, send=keep)
+        replayed.append((setting, results, sent))
+    rows = []
+    for settings in arms:
+        answer = _answerer(settings, replies)
+        model = settings.model if len(arms) > 1 else ""
+        for setting, results, sent in replayed:
+            graded = []
+            for result, request in zip(results, sent, strict=True):
+                answered, text, error = grade(answer(request, None), questions[result.question])
+                graded.append(replace(result, answered=answered, reply=text, error=error))
+            label = f"{setting.label} · {model}" if model else setting.label
+            rows.append(summarise(label, setting.name, graded, model=model))
+    return rows
+
+
 def replay_recall(
     grid: RecallGrid,
     arms: Sequence[ProviderSettings],
@@ -240,19 +287,15 @@ def replay_recall(
 ) -> RecallResult:
     """The recall result of a sweep: each model's rows, every question answered by its
     collected reply (`replies`: custom_id -> Reply); one not back yet is an error."""
-    rows: list[RecallRow] = []
-    for settings in arms:
-
-        def answer(request: Request, on_delta: Any, settings: ProviderSettings = settings) -> Any:
-            reply = replies.get(custom_id_of(body_key(batch_body(request, settings))))
-            if reply is None:
-                return StaticReply("", complete=False, model=settings.model,
-                                   error=ProviderError("no reply collected for this question yet"))  # fmt: skip
-            return reply
-
-        fn = replaying(settings, upkeep_records) if upkeep == "interactive" else None
-        model = settings.model if len(arms) > 1 else ""
-        rows += _replay(grid, send=answer, summarize=fn, extract=fn, model=model)
+    if upkeep == "interactive":  # each model did its own upkeep: one replay per model
+        rows: list[RecallRow] = []
+        for settings in arms:
+            fn = replaying(settings, upkeep_records)
+            model = settings.model if len(arms) > 1 else ""
+            rows += _replay(grid, send=_answerer(settings, replies), summarize=fn, extract=fn,
+                            model=model)  # fmt: skip
+    else:
+        rows = _graded_once(grid, arms, replies)
     if len(arms) == 1:
         rows = [replace(r, model=arms[0].model) for r in rows]
     full = full_tokens(grid.conversation, TokenCounter())
