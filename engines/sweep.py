@@ -112,7 +112,7 @@ class SweepEstimate:
     @property
     def upkeep_sentence(self) -> str:
         probes = (
-            f"then all {self.requests:,} probes go out in one round of {self.batches} batch(es)"
+            f"then all {self.requests:,} requests go out in one round of {self.batches} batch(es)"
         )
         if self.upkeep == "interactive" and self.upkeep_calls:
             return (

@@ -26,6 +26,7 @@ from engines.recall import RecallResult
 from engines.survival import ProbeRow, SurvivalResult
 from engines.sweep import (
     SweepError,
+    SweepEstimate,
     SweepPlan,
     check_models,
     config_from_dict,
@@ -135,7 +136,7 @@ def save_plan(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,
         settings=first.settings.public_dict(),
         config=first.config.as_dict(),
         plan={
-            "estimate": first.estimate.as_dict(),
+            "estimate": _whole(plans).as_dict(),
             "estimates": [p.estimate.as_dict() for p in plans],
             "arms": [p.settings.public_dict() for p in plans],
             "upkeep": first.upkeep,
@@ -149,6 +150,25 @@ def save_plan(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,
         ],
         kind=first.kind,
     )
+
+
+def _whole(plans: Sequence[SweepPlan]) -> SweepEstimate:
+    """The sweep's estimate over every model (one model: its own): requests, tokens, calls
+    and costs added up, batches counted as `_submit` cuts them."""
+    first = plans[0].estimate
+    if len(plans) == 1:
+        return first
+    ests = [p.estimate for p in plans]
+
+    def total(name: str) -> Any:
+        values = [getattr(e, name) for e in ests]
+        return None if None in values else sum(values)
+
+    sums = {f: total(f) for f in ("cells", "requests", "input_tokens", "output_tokens",
+            "max_output_tokens", "upkeep_calls", "upkeep_input_tokens", "upkeep_output_tokens",
+            "batch_cost", "live_cost", "upkeep_cost")}  # fmt: skip
+    batches = len({_endpoint(p.settings) for p in plans})
+    return replace(first, model=", ".join(e.model for e in ests), batches=batches, **sums)
 
 
 def start(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,

@@ -266,7 +266,7 @@ if now.recall is not None:
     st.divider()
     st.subheader(f"Results · {recall.model}")
     st.caption(f"{len(recall.rows)} rows (setting x model) · {now.requests} batch requests")
-    st.plotly_chart(frontier_chart(recall.rows), theme=None, key="sweep-frontier")
+    st.plotly_chart(frontier_chart(recall.rows), width="stretch", key="sweep-frontier")
     table = pd.DataFrame(table_rows(recall.rows, []))
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption(

@@ -238,3 +238,17 @@ def test_migration_4_adds_kind_and_arm_to_an_older_sweeps_database(tmp_path):
     inspector = sa.inspect(again.engine)
     assert "arm" in {c["name"] for c in inspector.get_columns("ml_sweep_requests")}
     again.close()
+
+
+def test_a_two_model_sweep_saves_the_estimate_of_the_whole_sweep(fb, store):
+    arms = two_models(fb, "anthropic")
+    plans = [prepare_sweep(CONFIG, s) for s in arms]
+    record = store.sweep(start(store, plans))
+    whole = record.plan["estimate"]
+    assert whole["requests"] == sum(len(p.requests) for p in plans)
+    assert whole["batches"] == 1  # both Anthropic models in one batch
+    assert (
+        f"all {whole['requests']:,} requests go out in one round of 1 batch"
+        in (whole["upkeep_sentence"])
+    )
+    assert [e["requests"] for e in record.plan["estimates"]] == [len(p.requests) for p in plans]

@@ -118,7 +118,9 @@ def test_a_two_model_recall_sweep_is_collected_on_the_page(tmp_path, monkeypatch
         ):
             heading = "Results · claude-haiku-4-5 vs claude-sonnet-4-5"
             open_and_collect(page, url, "Recall · 12 sessions", heading)
-            expect(page.get_by_text("answered", exact=False).first).to_be_visible()
+            expect(
+                page.get_by_text("whether the model's reply held the answer", exact=False)
+            ).to_be_visible()
             save_full_page(page, "recall_sweep.png", 2300)
         assert SweepStore(db).sweep(sweep_id).status == "collected"
     finally:
