@@ -149,6 +149,7 @@ def save_plan(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,
             for r in p.requests
         ],
         kind=first.kind,
+        models=", ".join(p.settings.model for p in plans),
     )
 
 

@@ -201,8 +201,10 @@ class SweepStore:
         upkeep: Mapping[str, Any],
         requests: Sequence[NewRequest],
         kind: str = "survival",
+        models: str | None = None,
     ) -> str:
-        """Save a planned sweep and all its requests in one transaction; its id."""
+        """Save a planned sweep and all its requests in one transaction; its id. `models`:
+        what the list shows as its model (default: the settings' model)."""
         if "api_key" in settings:
             raise ValueError("settings must be saved without their key (use public_dict)")
         sweep_id = uuid.uuid4().hex
@@ -216,7 +218,7 @@ class SweepStore:
                     updated_at=now,
                     status=PLANNED,
                     provider=str(settings.get("kind", "")),
-                    model=str(settings.get("model", "")),
+                    model=models or str(settings.get("model", "")),
                     settings=_dumps(dict(settings)),
                     config=_dumps(dict(config)),
                     plan=_dumps(dict(plan)),

@@ -188,6 +188,7 @@ def test_two_models_in_one_survival_sweep(fb, store, family, batches):
     assert models == {"ok", "ok-2"}
     record, reopened = open_arms(store, sweep_id, api_key=KEY)
     assert [a.model for a in reopened] == ["ok", "ok-2"]
+    assert store.list_sweeps()[0].model == "ok, ok-2"  # the list names both
     assert [e["model"] for e in record.plan["estimates"]] == ["ok", "ok-2"]
     done = collect_all(store, sweep_id, reopened)
     result = done.result
