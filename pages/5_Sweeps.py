@@ -20,6 +20,7 @@ from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, SurvivalResult
 from engines.sweep import (
     UPKEEP_MODES,
     SweepError,
+    SweepEstimate,
     check_models,
     estimate_sweep,
     prepare_sweep,
@@ -44,7 +45,7 @@ from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
 from present.recall import frontier_chart, table_rows
 from present.survival import heatmaps, tokens_chart
-from providers import ProviderError, preset
+from providers import ProviderError, ProviderSettings, preset
 from scenarios.longmem_world import generate
 from storage.sweeps import SweepStore
 
@@ -60,6 +61,15 @@ def recall_dry_run(seed: int, sessions: int, labels: tuple[str, ...]):  # noqa: 
     """The recall grid and its model-free dry run (replaying the conversation takes a while)."""
     grid = RecallGrid(generate(seed, sessions=sessions), tuple(RECALL_SETTINGS[x] for x in labels))
     return grid, dry_run(grid)
+
+
+@st.cache_data(max_entries=32)
+def recall_estimate(seed: int, sessions: int, labels: tuple[str, ...], settings: ProviderSettings,
+                    upkeep: str) -> SweepEstimate:  # fmt: skip
+    """One model's estimate (bodies built and hashed once per choice, not on every rerun);
+    `settings` carries no key, so none is cached."""
+    grid, dry = recall_dry_run(seed, sessions, labels)
+    return estimate_recall_sweep(grid, settings, upkeep=upkeep, dry=dry)
 
 
 @st.cache_resource
@@ -139,7 +149,8 @@ with st.expander("New sweep", expanded=not store.list_sweeps()):
                 raise SweepError("choose at least one strategy setting")
             with st.spinner("Replaying the conversation through each setting (no model) …"):
                 grid, dry = recall_dry_run(seed, sessions, tuple(labels))
-            estimates = [estimate_recall_sweep(grid, a, upkeep=upkeep, dry=dry) for a in arms]
+                estimates = [recall_estimate(seed, sessions, tuple(labels), a.with_(api_key=None), upkeep)
+                             for a in arms]  # fmt: skip
     except (ValueError, ProviderError) as exc:
         st.error(str(exc))
     if estimates:
