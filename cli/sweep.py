@@ -9,6 +9,9 @@
 
 Every step is saved in the store ($MEMORY_LAB_DB_URL or data/, or --db): a sweep started
 here can be collected by another process, or on the Sweeps page, hours later.
+
+A little over 400 lines: one subcommand family, its parser and its two result tables
+(survival, recall) stay together.
 """
 
 from __future__ import annotations
