@@ -1,18 +1,23 @@
-"""`python -m cli sweep ...`: survival grids through the providers' batch APIs, resumable.
+"""`python -m cli sweep ...`: survival and recall grids through the providers' batch APIs.
 
     python -m cli sweep plan  --provider openai --model gpt-4o-mini     # estimate only
     python -m cli sweep start --provider openai --model gpt-4o-mini     # estimate, confirm, submit
+    python -m cli sweep start --recall --models gpt-4o-mini,anthropic:claude-haiku-4-5
     python -m cli sweep status [ID]                                     # from the store alone
     python -m cli sweep collect ID [ID ...] [--wait]                    # poll, collect, show
     python -m cli sweep failed ID / resubmit ID [--id CUSTOM_ID ...]    # partial failures
 
 Every step is saved in the store ($MEMORY_LAB_DB_URL or data/, or --db): a sweep started
 here can be collected by another process, or on the Sweeps page, hours later.
+
+A little over 400 lines: one subcommand family, its parser and its two result tables
+(survival, recall) stay together.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -55,11 +60,51 @@ def _grid(args: argparse.Namespace) -> Any:
         raise _Usage(str(exc)) from None
 
 
-def _settings(args: argparse.Namespace, model: str | None) -> Any:
+def _recall_grid(args: argparse.Namespace) -> Any:
+    """The long-recall grid: a conversation (generated, or --conversation) x settings."""
+    from cli.conventions import UsageError, read_text_arg
+    from engines.recall import Setting, default_settings
+    from engines.sweep import SweepError
+    from engines.sweep_recall import RecallGrid
+    from memory.choices import parse_choice
+    from memory.errors import MemoryLabError
+    from scenarios.longmem import LongMemFormatError, parse_conversation
+    from scenarios.longmem_world import generate
+
+    try:
+        if args.conversation:
+            conv = parse_conversation(read_text_arg(args.conversation, "--conversation"))
+        else:
+            conv = generate(args.seed, sessions=args.sessions)
+        chosen = [parse_choice(s) for s in args.strategy or ()]
+        settings = [Setting(c.name, c.params) for c in chosen] or default_settings()
+        return RecallGrid(conv, tuple(settings)).validate()
+    except (UsageError, LongMemFormatError, MemoryLabError, SweepError, ValueError) as exc:
+        raise _Usage(str(exc)) from None
+
+
+def _arms(args: argparse.Namespace) -> list[Any]:
+    """Settings for every model named (--model, repeatable, and --models a,b); a model
+    written PRESET:MODEL uses that provider instead of --provider."""
+    from providers.catalog import PRESETS
+
+    names = [
+        m.strip() for item in (args.model or []) + (args.models or []) for m in item.split(",")
+    ]
+    out = []
+    for name in [n for n in names if n] or [None]:
+        provider = args.provider
+        if name and name.split(":", 1)[0] in PRESETS:
+            provider, name = name.split(":", 1)
+        out.append(_settings(args, provider, name))
+    return out
+
+
+def _settings(args: argparse.Namespace, provider: str, model: str | None) -> Any:
     from providers import preset
 
     try:
-        chosen = preset(args.provider)
+        chosen = preset(provider)
         overrides: dict[str, Any] = {"max_tokens": args.max_tokens}
         if args.base_url:
             overrides["base_url"] = args.base_url
@@ -77,32 +122,44 @@ def _store(args: argparse.Namespace) -> Any:
 
 
 def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
-    """One sweep per --model (several: the same grid on each, to compare with `collect`)."""
-    config = _grid(args)
-    for model in args.model or [None]:
-        code = _plan_one(args, config, _settings(args, model), submit=submit)
-        if code != EXIT_OK:
-            return code
-    return EXIT_OK
-
-
-def _plan_one(args: argparse.Namespace, config: Any, settings: Any, *, submit: bool) -> int:
-    from engines.sweep import SweepError, estimate_sweep, prepare_sweep, with_exact_counts
+    """One sweep of every --model (rows labelled by model), survival or --recall."""
+    from engines.sweep import (
+        SweepError,
+        check_models,
+        estimate_sweep,
+        prepare_sweep,
+        total_lines,
+        with_exact_counts,
+    )
+    from engines.sweep_recall import dry_run, estimate_recall_sweep, prepare_recall_sweeps
     from engines.sweep_run import start
 
+    grid = _recall_grid(args) if args.recall else _grid(args)
+    arms = _arms(args)
+
+    def prepare() -> list[Any]:
+        if args.recall:
+            return prepare_recall_sweeps(grid, arms, upkeep=args.upkeep)
+        return [prepare_sweep(grid, s, upkeep=args.upkeep) for s in arms]
+
     try:
-        est = estimate_sweep(config, settings, upkeep=args.upkeep)
+        check_models(arms)
+        if args.recall:
+            dry = dry_run(grid)
+            ests = [estimate_recall_sweep(grid, s, upkeep=args.upkeep, dry=dry) for s in arms]
+        else:
+            ests = [estimate_sweep(grid, s, upkeep=args.upkeep) for s in arms]
     except SweepError as exc:
         raise _Usage(str(exc)) from None
-    plan = None
+    plans = None
     if args.exact_counts and args.upkeep == "stand-in":  # planning is free: count exactly now
-        plan = with_exact_counts(prepare_sweep(config, settings, upkeep=args.upkeep))
-        est = plan.estimate
-        if not est.count_source.startswith("exact"):
+        plans = [with_exact_counts(p) for p in prepare()]
+        ests = [p.estimate for p in plans]
+        if not all(e.count_source.startswith("exact") for e in ests):
             print("(no exact counts: this endpoint has no counting API, or no key is set)")
     elif args.exact_counts and not submit:
         raise _Usage("with interactive upkeep, exact counts come after the upkeep runs: use start")
-    print("\n".join(est.lines()))
+    print("\n".join(total_lines(ests)))
     if not submit:
         return EXIT_OK
     if not args.yes:
@@ -111,15 +168,15 @@ def _plan_one(args: argparse.Namespace, config: Any, settings: Any, *, submit: b
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             print("Nothing submitted.")
             return EXIT_OK
-    settings.resolve_key()  # a missing key stops here, before anything is saved or sent
-    if plan is None:
-        plan = prepare_sweep(config, settings, upkeep=args.upkeep)
+    for settings in arms:
+        settings.resolve_key()  # a missing key stops here, before anything is saved or sent
+    if plans is None:
+        plans = prepare()
         if args.exact_counts:
-            plan = with_exact_counts(plan)
-            print("\n".join(plan.estimate.lines()))
-    store = _store(args)
-    sweep_id = start(store, plan, name=args.name)
-    print(f"sweep {sweep_id}: {len(plan.requests):,} requests submitted")
+            plans = [with_exact_counts(p) for p in plans]
+            print("\n".join(total_lines([p.estimate for p in plans])))
+    sweep_id = start(_store(args), plans, name=args.name)
+    print(f"sweep {sweep_id}: {sum(len(p.requests) for p in plans):,} requests submitted")
     print(f"collect with: python -m cli sweep collect {sweep_id} --wait")
     return EXIT_OK
 
@@ -141,7 +198,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"no sweeps in {store.display_url}")
     for s in sweeps:
         print(
-            f"{s.id}  {s.created_at:%Y-%m-%d %H:%M}  {s.provider}/{s.model}  [{s.status}]  "
+            f"{s.id}  {s.created_at:%Y-%m-%d %H:%M}  {s.kind}  {s.provider}/{s.model}  "
+            f"[{s.status}]  "
             f"{s.succeeded}/{s.requests} back, {s.failed} failed  {s.name}"
         )
     return EXIT_OK
@@ -149,35 +207,90 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     """Poll and collect each sweep named; several: their results side by side, per model."""
-    from cli.main import survival_table
-    from engines.sweep_run import compare, open_sweep, resume, wait
+    from engines.sweep_run import open_arms, resume, wait
 
     store = _store(args)
     done, failed = [], 0
     for sweep_id in args.sweep_id:
-        _, settings = open_sweep(store, sweep_id)
+        _, arms = open_arms(store, sweep_id)
         if args.wait:
-            now = wait(store, sweep_id, settings, interval=args.interval, timeout=args.timeout,
+            now = wait(store, sweep_id, arms, interval=args.interval, timeout=args.timeout,
                        on_progress=lambda p: print(p.line(), file=sys.stderr))  # fmt: skip
         else:
-            now = resume(store, sweep_id, settings)
+            now = resume(store, sweep_id, arms)
             print(now.line())
-        if now.result is None:
+        if not now.collected:
             print(f"{sweep_id}: not finished yet: run collect again later (or with --wait)")
             continue
-        done.append((settings.model, now.result))
+        done.append((" vs ".join(a.model for a in arms), now))
         if now.failed:
             failed += now.failed
             print(f"{now.failed} request(s) failed: see `sweep failed {sweep_id}`")
     if len(done) < len(args.sweep_id):
         return EXIT_OK
-    result = done[0][1] if len(done) == 1 else compare(done)
+    _show(args, done)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _show(args: argparse.Namespace, done: list[tuple[str, Any]]) -> None:
+    """Print (and write) collected results: survival sweeps side by side per model, recall
+    sweeps' rows one after another."""
+    from cli.main import survival_table
+    from engines.recall import RecallResult
+    from engines.sweep_run import compare
+
+    recalls = [p.recall for _, p in done if p.recall is not None]
+    if recalls:
+        rows = tuple(r for result in recalls for r in result.rows)
+        both = RecallResult(rows, recalls[0].full_tokens, tuple(n for r in recalls for n in r.notes),
+                            " vs ".join(r.model for r in recalls))  # fmt: skip
+        table = recall_table(both)
+        print(table)
+        if args.csv:
+            Path(args.csv).write_text(recall_csv(both), encoding="utf-8")
+        if args.json:
+            Path(args.json).write_text(json.dumps(both.as_dict(), indent=1), encoding="utf-8")
+        return
+    surv = [(model, p.result) for model, p in done if p.result is not None]
+    result = surv[0][1] if len(surv) == 1 else compare(surv)
     print(survival_table(result))
     if args.csv:
         Path(args.csv).write_text(result.to_csv(), encoding="utf-8")
     if args.json:
         Path(args.json).write_text(result.to_json(), encoding="utf-8")
-    return EXIT_FAILED if failed else EXIT_OK
+
+
+RECALL_COLUMNS = ("strategy (setting)", "evidence kept %", "answer in payload %", "answered %",
+                  "mean prompt tokens", "% of full")  # fmt: skip
+
+
+def recall_table(result: Any) -> str:
+    """A collected recall sweep as a plain-text table (one line per setting and model)."""
+    from present.recall import table_rows
+
+    records = table_rows(result.rows, [])
+    width = max(len(r["strategy (setting)"]) for r in records)
+    head = ["strategy (setting)".ljust(width)] + [c for c in RECALL_COLUMNS[1:]]
+    lines = ["  ".join(head)]
+    for r in records:
+        cells = [str(r["strategy (setting)"]).ljust(width)]
+        cells += [("-" if r.get(c) is None else f"{r[c]}").rjust(len(c)) for c in RECALL_COLUMNS[1:]]  # fmt: skip
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def recall_csv(result: Any) -> str:
+    import csv
+    import io
+
+    from present.recall import table_rows
+
+    records = table_rows(result.rows, [])
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(records[0]))
+    writer.writeheader()
+    writer.writerows(records)
+    return out.getvalue()
 
 
 def cmd_failed(args: argparse.Namespace) -> int:
@@ -193,12 +306,12 @@ def cmd_failed(args: argparse.Namespace) -> int:
 
 def cmd_resubmit(args: argparse.Namespace) -> int:
     from engines.sweep import SweepError
-    from engines.sweep_run import open_sweep, resubmit_failed
+    from engines.sweep_run import open_arms, resubmit_failed
 
     store = _store(args)
-    _, settings = open_sweep(store, args.sweep_id)
+    _, arms = open_arms(store, args.sweep_id)
     try:
-        batches = resubmit_failed(store, args.sweep_id, settings, custom_ids=args.id)
+        batches = resubmit_failed(store, args.sweep_id, arms, custom_ids=args.id)
     except SweepError as exc:
         raise _Usage(str(exc)) from None
     sent = sum(b.total for b in batches) if batches else 0
@@ -236,7 +349,7 @@ def register(sub: Any) -> None:
 
     parser = sub.add_parser(
         "sweep",
-        help="survival grids through the providers' batch APIs (half price, resumable)",
+        help="survival and recall grids through batch APIs (half price, resumable)",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("--db", help="database URL (default: $MEMORY_LAB_DB_URL or data/)")
@@ -247,15 +360,27 @@ def register(sub: Any) -> None:
         p = steps.add_parser(name, help=text)
         p.add_argument("--provider", default="openai", help="openai (default) or anthropic")
         p.add_argument("--model", action="append",
-                       help="model name (default: the provider's first); repeat it for one "
-                       "sweep per model, compared side by side by `collect ID ID`")  # fmt: skip
+                       help="model name (default: the provider's first); repeat it (or use "
+                       "--models) for one sweep whose rows are labelled by model; "
+                       "PRESET:MODEL names another provider")  # fmt: skip
+        p.add_argument("--models", action="append", metavar="A,B", help="models, comma-separated")
+        p.add_argument("--recall", action="store_true",
+                       help="the long-recall benchmark instead of fact survival: each question "
+                       "of a long conversation at its point, per strategy setting")  # fmt: skip
+        p.add_argument("--conversation", metavar="FILE.json",
+                       help="with --recall: a conversation + questions file (default: generated)")  # fmt: skip
+        p.add_argument("--seed", type=int, default=0, help="with --recall: the generated world (0)")
+        p.add_argument("--sessions", type=int, default=24, help="with --recall: sessions (24)")
         p.add_argument("--base-url", help="another endpoint speaking the same API")
         p.add_argument("--key-env", help="environment variable holding the key")
         p.add_argument("--max-tokens", type=int, default=96, help="reply length cap (96)")
-        p.add_argument("--probe-turns", default="2,5,10,20,50", help="turns N (2,5,10,20,50)")
+        p.add_argument(
+            "--probe-turns", default="2,5,10,20,50", help="survival: turns N (2,5,10,20,50)"
+        )
         p.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
-                       help="a strategy, repeatable (default: the main-page lanes)")  # fmt: skip
-        p.add_argument("--facts", metavar="FILE.json", help="facts to plant (default: FinCoach's)")
+                       help="a strategy, repeatable (default: the main-page lanes; with "
+                       "--recall, the benchmark's settings)")  # fmt: skip
+        p.add_argument("--facts", metavar="FILE.json", help="survival: facts to plant (FinCoach's)")
         add_composition_argument(p)
         p.add_argument("--upkeep", choices=("stand-in", "interactive"), default="stand-in",
                        help="summaries/extraction by rule-based stand-ins (free) or by the model, "

@@ -10,6 +10,11 @@ is due, the strategy is forked and asked it; the request it would send is checke
   (system text, summary, facts, turns), when the question gives one;
 * prompt tokens, and their share of what the full buffer would send at that point;
 * time to build the request (prepare only; the fork is not timed).
+
+With a model (`send`, as the survival lab takes it) each question is also answered: the
+request goes out, and *answered* says whether the reply holds the expected answer
+(`answer_present`, the same check as *answer in payload*). A batch sweep
+(engines/sweep_recall.py) answers through the same code with its collected replies.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from lanes.lane import Sender
 from memory.choices import StrategyChoice
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
@@ -41,6 +47,9 @@ class QuestionResult:
     prompt_tokens: int
     full_tokens: int
     seconds: float
+    answered: bool | None = None  # the model's reply holds the answer (None: no model/answer)
+    reply: str = ""
+    error: str | None = None  # the model call failed (answered is then None)
 
     @property
     def share(self) -> float:
@@ -60,6 +69,44 @@ class RecallRow:
     full_share: float  # mean prompt tokens / mean full-buffer tokens
     by_kind: Mapping[str, float] = field(default_factory=dict)  # evidence kept per kind
     ms_per_query: float = 0.0
+    answered: float | None = None  # share of answerable questions the model answered
+    errors: int = 0  # questions whose model call failed
+    model: str = ""  # the model that answered ("" when none did)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "by_kind": dict(self.by_kind)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecallRow:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """A recall run's rows (one per setting and model) and how they were made."""
+
+    rows: tuple[RecallRow, ...]
+    full_tokens: int
+    notes: tuple[str, ...] = ()
+    model: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "recall",
+            "rows": [r.as_dict() for r in self.rows],
+            "full_tokens": self.full_tokens,
+            "notes": list(self.notes),
+            "model": self.model,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecallResult:
+        return cls(
+            rows=tuple(RecallRow.from_dict(r) for r in data["rows"]),
+            full_tokens=int(data["full_tokens"]),
+            notes=tuple(data.get("notes") or ()),
+            model=str(data.get("model") or ""),
+        )
 
 
 def answer_present(answer: str, text: str) -> bool:
@@ -90,8 +137,10 @@ def run_setting(
     counter: TokenCounter,
     summarize: ModelFn | None = None,
     extract: ModelFn | None = None,
+    send: Sender | None = None,
 ) -> list[QuestionResult]:
-    """Replay `conv` through one strategy setting and ask every question when it is due."""
+    """Replay `conv` through one strategy setting and ask every question when it is due
+    (and, with `send`, have the model answer it)."""
     summarize, extract = _model_fns(choice, summarize, extract)
     strategy = choice.create(conv.system, counter=counter, summarize=summarize, extract=extract)
     turns = conv.turns
@@ -114,6 +163,7 @@ def run_setting(
             found = tuple(e for e in q.evidence if e in kept)
             answered = answer_present(q.answer, request_text(request)) if q.answer else None
             full = system_tokens + history_tokens + counter.count(q.question)
+            answer = _answer(send, request, q) if send is not None else (None, "", None)
             out.append(
                 QuestionResult(
                     label=choice.label,
@@ -125,13 +175,33 @@ def run_setting(
                     prompt_tokens=request.tokens.content,
                     full_tokens=full,
                     seconds=seconds,
+                    answered=answer[0],
+                    reply=answer[1],
+                    error=answer[2],
                 )
             )
     return out
 
 
-def summarise(label: str, name: str, results: Sequence[QuestionResult]) -> RecallRow:
-    """Aggregate one setting's question results into a table row."""
+def _answer(send: Sender, request: Request, q: Question) -> tuple[bool | None, str, str | None]:
+    """(answered, reply text, error) for one question sent to the model."""
+    return grade(send(request, None), q)
+
+
+def grade(reply: Any, q: Question) -> tuple[bool | None, str, str | None]:
+    """(answered, reply text, error) of a reply to `q`: answered when the reply holds the
+    expected answer (`answer_present`); None when the call failed or `q` has no answer."""
+    error = getattr(reply, "error", None)
+    if error is not None or not getattr(reply, "complete", True):
+        message = getattr(reply, "error_message", None) or str(error or "the reply was cut off")
+        return None, reply.text, message
+    return (answer_present(q.answer, reply.text) if q.answer else None), reply.text, None
+
+
+def summarise(
+    label: str, name: str, results: Sequence[QuestionResult], *, model: str = ""
+) -> RecallRow:
+    """Aggregate one setting's question results into a table row (`model`: who answered)."""
     kept = sum(len(r.found) for r in results)
     total = sum(len(r.evidence) for r in results)
     answers = [r.answer_in_payload for r in results if r.answer_in_payload is not None]
@@ -139,6 +209,7 @@ def summarise(label: str, name: str, results: Sequence[QuestionResult]) -> Recal
     for kind in sorted({r.kind for r in results}, key=_kind_order):
         rows = [r for r in results if r.kind == kind]
         by_kind[kind] = sum(len(r.found) for r in rows) / sum(len(r.evidence) for r in rows)
+    graded = [r.answered for r in results if r.answered is not None]
     mean_tokens = statistics.fmean(r.prompt_tokens for r in results)
     mean_full = statistics.fmean(r.full_tokens for r in results)
     return RecallRow(
@@ -151,6 +222,9 @@ def summarise(label: str, name: str, results: Sequence[QuestionResult]) -> Recal
         full_share=mean_tokens / mean_full,
         by_kind=by_kind,
         ms_per_query=1000 * statistics.fmean(r.seconds for r in results),
+        answered=(sum(graded) / len(graded)) if graded else None,
+        errors=sum(1 for r in results if r.error),
+        model=model,
     )
 
 
@@ -187,6 +261,15 @@ class Setting:
         extra += [f"{k}={p:.1%} of full" for k, p in self.shares.items()]
         return self.name + (f" ({', '.join(extra)})" if extra else "")
 
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(self.params), "shares": dict(self.shares)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Setting:
+        return cls(
+            str(data["name"]), dict(data.get("params") or {}), dict(data.get("shares") or {})
+        )
+
 
 def default_settings(*, sweep: bool = False) -> list[Setting]:
     """Every strategy at settings spread over the token range (budgets as shares of full).
@@ -221,8 +304,11 @@ def run_recall(
     summarize: ModelFn | None = None,
     extract: ModelFn | None = None,
     on_row: Callable[[RecallRow], None] | None = None,
+    send: Sender | None = None,
+    model: str = "",
 ) -> list[RecallRow]:
-    """One table row per setting, pooled over the conversations' questions."""
+    """One table row per setting, pooled over the conversations' questions; with `send`,
+    the model (named `model` in the rows) answers every question."""
     counter = counter or TokenCounter()
     fulls = [full_tokens(c, counter) for c in convs]
     rows = []
@@ -231,9 +317,9 @@ def run_recall(
         for conv, full in zip(convs, fulls, strict=True):
             choice = setting.resolve(full)
             results += run_setting(
-                conv, choice, counter=counter, summarize=summarize, extract=extract
+                conv, choice, counter=counter, summarize=summarize, extract=extract, send=send
             )
-        row = summarise(setting.label, setting.name, results)
+        row = summarise(setting.label, setting.name, results, model=model)
         rows.append(row)
         if on_row is not None:
             on_row(row)

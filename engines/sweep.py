@@ -15,7 +15,8 @@ How the grid becomes batches, and how upkeep is handled (the plan says it in wor
   interactive run.
 
 Generated replies are not batchable (each depends on the one before): a sweep refuses them.
-A little over 400 lines: the estimate, the plan and its replay share their helpers.
+About 500 lines: the estimate, the plan and its replay share their helpers, and the recall
+sweeps (engines/sweep_recall.py) and multi-model sweeps build on the same ones.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -111,7 +112,7 @@ class SweepEstimate:
     @property
     def upkeep_sentence(self) -> str:
         probes = (
-            f"then all {self.requests:,} probes go out in one round of {self.batches} batch(es)"
+            f"then all {self.requests:,} requests go out in one round of {self.batches} batch(es)"
         )
         if self.upkeep == "interactive" and self.upkeep_calls:
             return (
@@ -163,18 +164,87 @@ class SweepEstimate:
 def check_batchable(config: SurvivalConfig, settings: ProviderSettings, upkeep: str) -> None:
     """SweepError unless this grid can go through a batch API."""
     config.validate()
-    if upkeep not in UPKEEP_MODES:
-        raise SweepError(f"upkeep is one of {', '.join(UPKEEP_MODES)}; got {upkeep!r}")
+    check_settings(settings, upkeep)
     if config.replies != "fixed":
         raise SweepError(
             "generated replies depend on each other and cannot be batched: choose fixed replies "
             "(the probes are batched), or run the grid interactively"
         )
+
+
+def check_settings(settings: ProviderSettings, upkeep: str) -> None:
+    """SweepError unless `settings` has a batch API and `upkeep` is a known mode."""
+    if upkeep not in UPKEEP_MODES:
+        raise SweepError(f"upkeep is one of {', '.join(UPKEEP_MODES)}; got {upkeep!r}")
     if settings.kind == "embedded":
         raise SweepError(
             "the embedded model has no batch API: choose OpenAI or Anthropic, or run a local "
             "OpenAI-compatible server (vLLM) interactively"
         )
+
+
+def check_models(arms: Sequence[ProviderSettings]) -> None:
+    """SweepError unless the models of a sweep are named once each (rows are labelled by
+    model name)."""
+    if not arms:
+        raise SweepError("name at least one model")
+    names = [a.model for a in arms]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SweepError(f"each model once per sweep: {', '.join(twice)} is named twice")
+
+
+def make_estimate(
+    settings: ProviderSettings,
+    *,
+    cells: int,
+    requests: int,
+    input_tokens: int,
+    upkeep: str,
+    upkeep_calls: int,
+    upkeep_input_tokens: int,
+    exact_requests: bool = False,
+) -> SweepEstimate:
+    """An estimate from counts: output assumed, costs at the catalog's batch and list prices."""
+    price = _price(settings)
+    output = requests * min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
+    up_out = upkeep_calls * ASSUMED_SUMMARY_TOKENS
+    family = "anthropic" if settings.kind == "anthropic" else "openai"
+    return SweepEstimate(
+        provider=settings.kind,
+        model=settings.model,
+        cells=cells,
+        requests=requests,
+        input_tokens=input_tokens,
+        output_tokens=output,
+        max_output_tokens=requests * settings.max_tokens,
+        upkeep=upkeep,
+        upkeep_calls=upkeep_calls,
+        upkeep_input_tokens=upkeep_input_tokens,
+        upkeep_output_tokens=up_out,
+        batches=max(1, -(-requests // MAX_LINES[family])),
+        batch_cost=_cost(input_tokens, output, price, BATCH_DISCOUNT),
+        live_cost=_cost(input_tokens, output, price, 1.0),
+        upkeep_cost=_cost(upkeep_input_tokens, up_out, price, 1.0)
+        if upkeep == "interactive"
+        else 0.0,
+        exact_requests=exact_requests,
+    )
+
+
+def total_lines(estimates: Sequence[SweepEstimate]) -> list[str]:
+    """Every model's estimate, then (with several) the sweep's totals."""
+    out: list[str] = []
+    for est in estimates:
+        out += est.lines()
+    if len(estimates) > 1:
+        costs = [e.total_cost for e in estimates]
+        money = "unknown" if None in costs else f"${sum(c or 0.0 for c in costs):,.4f}"
+        out.append(
+            f"all {len(estimates)} models: {sum(e.requests for e in estimates):,} requests, "
+            f"{sum(e.input_tokens for e in estimates):,} tokens in, estimated total {money}"
+        )
+    return out
 
 
 def estimate_sweep(
@@ -189,30 +259,14 @@ def estimate_sweep(
         assumed_reply_tokens=ASSUMED_REPLY_TOKENS,
         assumed_summary_tokens=ASSUMED_SUMMARY_TOKENS,
     )
-    price = _price(settings)
-    out_each = min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
-    probes = est.probe_calls
-    output = probes * out_each
-    up_out = est.maintenance_calls * ASSUMED_SUMMARY_TOKENS
-    family = "anthropic" if settings.kind == "anthropic" else "openai"
-    return SweepEstimate(
-        provider=settings.kind,
-        model=settings.model,
+    return make_estimate(
+        settings,
         cells=est.rows,
-        requests=probes,
+        requests=est.probe_calls,
         input_tokens=est.prompt_tokens,
-        output_tokens=output,
-        max_output_tokens=probes * settings.max_tokens,
         upkeep=upkeep,
         upkeep_calls=est.maintenance_calls,
         upkeep_input_tokens=est.maintenance_tokens,
-        upkeep_output_tokens=up_out,
-        batches=max(1, -(-probes // MAX_LINES[family])),
-        batch_cost=_cost(est.prompt_tokens, output, price, BATCH_DISCOUNT),
-        live_cost=_cost(est.prompt_tokens, output, price, 1.0),
-        upkeep_cost=_cost(est.maintenance_tokens, up_out, price, 1.0)
-        if upkeep == "interactive"
-        else 0.0,
     )
 
 
@@ -229,15 +283,19 @@ class PlannedRequest:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """Everything a sweep sends, and what is needed to turn its replies into a result."""
+    """Everything a sweep sends (for one model), and what turns its replies into a result.
 
-    config: SurvivalConfig
+    `config` is a SurvivalConfig (kind "survival") or a recall grid (kind "recall",
+    engines/sweep_recall.py); either has `as_dict()`."""
+
+    config: Any
     settings: ProviderSettings
     upkeep: str
     requests: tuple[PlannedRequest, ...]
     upkeep_records: Mapping[str, Mapping[str, Any]]
     estimate: SweepEstimate
     notes: tuple[str, ...] = field(default=())
+    kind: str = "survival"
 
 
 def _usage_dict(usage: Usage | None) -> dict[str, Any] | None:
@@ -266,7 +324,7 @@ def _recording(fn: ModelFn, settings: ProviderSettings, store: dict[str, dict[st
     return call
 
 
-def _replaying(settings: ProviderSettings, records: Mapping[str, Mapping[str, Any]]) -> ModelFn:
+def replaying(settings: ProviderSettings, records: Mapping[str, Mapping[str, Any]]) -> ModelFn:
     def call(request: Request) -> Completion:
         body = build_body(request, settings)
         found = records.get(body_key(body))
@@ -296,6 +354,24 @@ def prepare_sweep(
     est = estimate_sweep(config, settings, upkeep=upkeep)
     found: dict[str, PlannedRequest] = {}
     lock = threading.Lock()
+    records: Mapping[str, Mapping[str, Any]] = {}
+    summarize = extract = None
+    if upkeep == "interactive":  # the upkeep an interactive run uses, recorded
+        summarize, records = recording(settings, upkeep_fn)
+        extract = summarize
+    capture = capturing(settings, found, lock)
+    dry = run_survival(config, send=capture, summarize=summarize, extract=extract, workers=1)
+    requests = tuple(found.values())
+    notes = tuple(n for n in dry.notes if not n.startswith("payload only"))
+    est = planned_estimate(est, requests, settings)
+    return SweepPlan(config, settings, upkeep, requests, records, est, notes)
+
+
+def capturing(
+    settings: ProviderSettings, found: dict[str, PlannedRequest], lock: threading.Lock
+) -> Callable[[Request, Callable[[str], None] | None], StaticReply]:
+    """A sender that answers nothing and keeps each request's batch body in `found` (by its
+    hash: identical requests once, counted in `probes`)."""
 
     def capture(request: Request, on_delta: Callable[[str], None] | None) -> StaticReply:
         body = batch_body(request, settings)
@@ -309,17 +385,26 @@ def prepare_sweep(
             )
         return StaticReply("", model=settings.model)
 
+    return capture
+
+
+def recording(settings: ProviderSettings, fn: ModelFn | None) -> tuple[ModelFn, dict[str, dict[str, Any]]]:  # fmt: skip
+    """Interactive upkeep: `fn` (or the settings' own model function) with every completion
+    recorded by its body's hash, and the records."""
     records: dict[str, dict[str, Any]] = {}
-    summarize = extract = None
-    if upkeep == "interactive":
-        fn = upkeep_fn or bind_settings(settings)[1]  # the upkeep an interactive run uses
-        summarize = extract = _recording(fn, settings, records, lock)
-    dry = run_survival(config, send=capture, summarize=summarize, extract=extract, workers=1)
-    requests = tuple(found.values())
+    return _recording(
+        fn or bind_settings(settings)[1], settings, records, threading.Lock()
+    ), records
+
+
+def planned_estimate(
+    est: SweepEstimate, requests: tuple[PlannedRequest, ...], settings: ProviderSettings
+) -> SweepEstimate:
+    """`est` with the planned requests' exact number and locally counted tokens."""
     tokens_in = sum(r.prompt_tokens for r in requests)
     tokens_out = len(requests) * min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
     price = _price(settings)
-    est = replace(
+    return replace(
         est,
         requests=len(requests),
         input_tokens=tokens_in,
@@ -329,8 +414,6 @@ def prepare_sweep(
         live_cost=_cost(tokens_in, tokens_out, price, 1.0),
         exact_requests=True,
     )
-    notes = tuple(n for n in dry.notes if not n.startswith("payload only"))
-    return SweepPlan(config, settings, upkeep, requests, records, est, notes)
 
 
 def with_exact_counts(plan: SweepPlan) -> SweepPlan:
@@ -382,7 +465,7 @@ def replay(
 
     summarize = extract = None
     if upkeep == "interactive":
-        summarize = extract = _replaying(settings, upkeep_records)
+        summarize = extract = replaying(settings, upkeep_records)
     result = run_survival(config, send=answer, summarize=summarize, extract=extract, workers=1)
     if note:
         result.notes.append(note)

@@ -5,8 +5,17 @@
     progress = refresh(store, sweep_id, settings)       # poll; collect what ended
     progress.result                                     # a SurvivalResult once all are back
 
-Any process can pick a sweep up by its id: `open_sweep` rebuilds the settings (the key
+Any process can pick a sweep up by its id: `open_arms` rebuilds the settings (the key
 from the environment or as given) and `refresh` goes on from what the store says.
+
+A sweep may name several models (its arms): `start(store, [plan_a, plan_b])` saves one
+sweep whose requests each carry their arm. Requests go out in one batch per provider
+endpoint (Anthropic batches may mix models; OpenAI's hold one model each, so one per model
+there), and the result labels every row by its model. A recall sweep (kind "recall",
+engines/sweep_recall.py) runs through the same steps and ends in a RecallResult.
+
+A little over 400 lines: submit, poll, collect and resubmit share the arms' grouping and the
+store's states, and splitting them would spread one small life cycle over two files.
 """
 
 from __future__ import annotations
@@ -14,15 +23,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
+from engines.recall import RecallResult
 from engines.survival import ProbeRow, SurvivalResult
 from engines.sweep import (
     SweepError,
+    SweepEstimate,
     SweepPlan,
+    check_models,
     config_from_dict,
     replay,
     settings_from_dict,
 )
+from engines.sweep_recall import KIND as RECALL
+from engines.sweep_recall import RecallGrid, replay_recall
 from providers import ProviderSettings
 from providers.batch import (
     MAX_LINES,
@@ -41,6 +56,7 @@ from storage.sweeps import (
     LineOutcome,
     NewRequest,
     SweepRecord,
+    SweepRequest,
     SweepStore,
 )
 
@@ -60,11 +76,16 @@ class SweepProgress:
     failed: int
     open_batches: int
     result: SurvivalResult | None
+    recall: RecallResult | None = None  # a recall sweep's result, once collected
 
     @property
     def done(self) -> bool:
         """Every request has come back (succeeded or failed)."""
         return self.planned == 0 and self.submitted == 0
+
+    @property
+    def collected(self) -> bool:
+        return self.result is not None or self.recall is not None
 
     def line(self) -> str:
         return (
@@ -73,63 +94,128 @@ class SweepProgress:
         )
 
 
+Arms = ProviderSettings | Sequence[ProviderSettings]
+
+
 def _family(settings: ProviderSettings) -> str:
     return "anthropic" if settings.kind == "anthropic" else "openai"
 
 
-def save_plan(store: SweepStore, plan: SweepPlan, *, name: str | None = None) -> str:
-    """Save a plan and its requests (nothing submitted yet); the sweep id."""
+def _arms(settings: Arms) -> list[ProviderSettings]:
+    return [settings] if isinstance(settings, ProviderSettings) else list(settings)
+
+
+def _endpoint(settings: ProviderSettings) -> tuple[Any, ...]:
+    """Arms sharing this share a batch: one per Anthropic endpoint, one per OpenAI model."""
+    family = _family(settings)
+    model = settings.model if family == "openai" else ""
+    return (family, settings.kind, settings.base_url, settings.key_env, model)
+
+
+def _name(plan: SweepPlan, models: str) -> str:
+    if plan.kind == RECALL:
+        grid = plan.config
+        return (f"recall: {len(grid.settings)} settings × "
+                f"{len(grid.conversation.questions)} questions · {models}")  # fmt: skip
+    config = plan.config
+    return (f"{len(config.strategies)} strategies × {len(config.facts)} facts"
+            f" × {len(config.probe_turns)} turns · {models}")  # fmt: skip
+
+
+def save_plan(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,
+              name: str | None = None) -> str:  # fmt: skip
+    """Save a plan (or one per model, the same grid) and its requests, nothing submitted
+    yet; the sweep id."""
+    plans = [plan] if isinstance(plan, SweepPlan) else list(plan)
+    check_models([p.settings for p in plans])
+    first = plans[0]
+    if any(p.kind != first.kind or p.config != first.config for p in plans):
+        raise SweepError("the models of one sweep share one grid")
+    upkeep: dict[str, Any] = {}
+    for p in plans:
+        upkeep.update(p.upkeep_records)
     return store.create(
-        name=name
-        or f"{len(plan.config.strategies)} strategies × {len(plan.config.facts)} facts"
-        f" × {len(plan.config.probe_turns)} turns · {plan.settings.model}",
-        settings=plan.settings.public_dict(),
-        config=plan.config.as_dict(),
+        name=name or _name(first, ", ".join(p.settings.model for p in plans)),
+        settings=first.settings.public_dict(),
+        config=first.config.as_dict(),
         plan={
-            "estimate": plan.estimate.as_dict(),
-            "upkeep": plan.upkeep,
-            "notes": list(plan.notes),
+            "estimate": _whole(plans).as_dict(),
+            "estimates": [p.estimate.as_dict() for p in plans],
+            "arms": [p.settings.public_dict() for p in plans],
+            "upkeep": first.upkeep,
+            "notes": list(first.notes),
         },  # fmt: skip
-        upkeep=dict(plan.upkeep_records),
+        upkeep=upkeep,
         requests=[
-            NewRequest(r.custom_id, r.body, r.prompt_tokens, r.probes, r.body_json)
-            for r in plan.requests
+            NewRequest(r.custom_id, r.body, r.prompt_tokens, r.probes, r.body_json, arm=i)
+            for i, p in enumerate(plans)
+            for r in p.requests
         ],
+        kind=first.kind,
+        models=", ".join(p.settings.model for p in plans),
     )
 
 
-def start(store: SweepStore, plan: SweepPlan, *, name: str | None = None,
-          max_lines: int | None = None) -> str:  # fmt: skip
-    """Save the plan, then submit every request; the sweep id (saved before any submit)."""
+def _whole(plans: Sequence[SweepPlan]) -> SweepEstimate:
+    """The sweep's estimate over every model (one model: its own): requests, tokens, calls
+    and costs added up, batches counted as `_submit` cuts them."""
+    first = plans[0].estimate
+    if len(plans) == 1:
+        return first
+    ests = [p.estimate for p in plans]
+
+    def total(name: str) -> Any:
+        values = [getattr(e, name) for e in ests]
+        return None if None in values else sum(values)
+
+    sums = {f: total(f) for f in ("cells", "requests", "input_tokens", "output_tokens",
+            "max_output_tokens", "upkeep_calls", "upkeep_input_tokens", "upkeep_output_tokens",
+            "batch_cost", "live_cost", "upkeep_cost")}  # fmt: skip
+    batches = len({_endpoint(p.settings) for p in plans})
+    return replace(first, model=", ".join(e.model for e in ests), batches=batches, **sums)
+
+
+def start(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,
+          name: str | None = None, max_lines: int | None = None) -> str:  # fmt: skip
+    """Save the plan(s), then submit every request; the sweep id (saved before any submit)."""
     sweep_id = save_plan(store, plan, name=name)
-    submit_planned(store, sweep_id, plan.settings, max_lines=max_lines)
+    plans = [plan] if isinstance(plan, SweepPlan) else list(plan)
+    submit_planned(store, sweep_id, [p.settings for p in plans], max_lines=max_lines)
     return sweep_id
 
 
 def _submit(
     store: SweepStore,
     sweep_id: str,
-    settings: ProviderSettings,
-    lines: Sequence[BatchLine],
+    settings: Arms,
+    requests: Sequence[SweepRequest],
     max_lines: int | None,
 ) -> list[BatchStatus]:
-    size = max_lines or MAX_LINES[_family(settings)]
+    """Submit `requests` in one batch per endpoint (chunked at the provider's line limit)."""
+    arms = _arms(settings)
+    groups: dict[tuple[Any, ...], list[SweepRequest]] = {}
+    for r in requests:
+        groups.setdefault(_endpoint(arms[r.arm]), []).append(r)
     out = []
-    for i in range(0, len(lines), size):
-        chunk = lines[i : i + size]
-        status = submit(chunk, settings, metadata={"memory_lab_sweep": sweep_id})
-        store.add_batch(sweep_id, status.batch_id, [ln.custom_id for ln in chunk], asdict(status))
-        out.append(status)
+    for group in groups.values():
+        arm = min(r.arm for r in group)  # its client submits, polls and collects the batch
+        lines = [BatchLine(r.custom_id, r.body, r.body_json) for r in group]
+        size = max_lines or MAX_LINES[_family(arms[arm])]
+        for i in range(0, len(lines), size):
+            chunk = lines[i : i + size]
+            status = submit(chunk, arms[arm], metadata={"memory_lab_sweep": sweep_id})
+            store.add_batch(sweep_id, status.batch_id, [ln.custom_id for ln in chunk],
+                            asdict(status), arm=arm)  # fmt: skip
+            out.append(status)
     return out
 
 
 def submit_planned(
-    store: SweepStore, sweep_id: str, settings: ProviderSettings, *, max_lines: int | None = None
+    store: SweepStore, sweep_id: str, settings: Arms, *, max_lines: int | None = None
 ) -> list[BatchStatus]:
     """Submit the requests never sent (a fresh sweep, or one killed before submitting)."""
-    pending = store.requests(sweep_id, states=[PLANNED])
-    lines = [BatchLine(r.custom_id, r.body) for r in pending]
-    return _submit(store, sweep_id, settings, lines, max_lines)
+    pending = store.requests(sweep_id, states=[PLANNED], raw_bodies=True)
+    return _submit(store, sweep_id, settings, pending, max_lines)
 
 
 def failed_requests(store: SweepStore, sweep_id: str):  # noqa: ANN201 - list[SweepRequest]
@@ -140,13 +226,13 @@ def failed_requests(store: SweepStore, sweep_id: str):  # noqa: ANN201 - list[Sw
 def resubmit_failed(
     store: SweepStore,
     sweep_id: str,
-    settings: ProviderSettings,
+    settings: Arms,
     *,
     custom_ids: Sequence[str] | None = None,
     max_lines: int | None = None,
 ) -> list[BatchStatus]:
     """Submit the failed requests again (all, or those named), and only them."""
-    failed = failed_requests(store, sweep_id)
+    failed = store.requests(sweep_id, states=FINAL_FAILED, raw_bodies=True)
     if custom_ids is not None:
         wanted = set(custom_ids)
         unknown = wanted - {r.custom_id for r in failed}
@@ -155,14 +241,23 @@ def resubmit_failed(
         failed = [r for r in failed if r.custom_id in wanted]
     if not failed:
         return []
-    lines = [BatchLine(r.custom_id, r.body) for r in failed]
-    return _submit(store, sweep_id, settings, lines, max_lines)
+    return _submit(store, sweep_id, settings, failed, max_lines)
 
 
 def open_sweep(store: SweepStore, sweep_id: str, api_key: str | None = None) -> tuple[SweepRecord, ProviderSettings]:  # fmt: skip
-    """A saved sweep and its settings (the key from `api_key` or the environment)."""
+    """A saved sweep and its (first model's) settings (the key from `api_key` or the
+    environment)."""
     record = store.sweep(sweep_id)
     return record, settings_from_dict(record.settings, api_key)
+
+
+def open_arms(store: SweepStore, sweep_id: str, api_key: str | None = None) -> tuple[SweepRecord, list[ProviderSettings]]:  # fmt: skip
+    """A saved sweep and every model's settings. `api_key` is used for the models of the
+    first model's provider; the others take their key from their environment variable."""
+    record = store.sweep(sweep_id)
+    saved = record.plan.get("arms") or [record.settings]
+    kind = saved[0]["kind"]
+    return record, [settings_from_dict(a, api_key if a["kind"] == kind else None) for a in saved]
 
 
 def progress(store: SweepStore, sweep_id: str) -> SweepProgress:
@@ -170,6 +265,8 @@ def progress(store: SweepStore, sweep_id: str) -> SweepProgress:
     requests = store.requests(sweep_id)
     record = store.sweep(sweep_id)
     states = [r.state for r in requests]
+    data = record.result
+    recall = data is not None and record.kind == RECALL
     return SweepProgress(
         sweep_id=sweep_id,
         requests=len(requests),
@@ -178,23 +275,37 @@ def progress(store: SweepStore, sweep_id: str) -> SweepProgress:
         succeeded=states.count(SUCCEEDED),
         failed=sum(states.count(s) for s in FINAL_FAILED),
         open_batches=sum(not b.collected for b in store.batches(sweep_id)),
-        result=SurvivalResult.from_dict(record.result) if record.result else None,
+        result=SurvivalResult.from_dict(data) if data is not None and not recall else None,
+        recall=RecallResult.from_dict(data) if data is not None and recall else None,
     )
 
 
-def refresh(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> SweepProgress:
+def refresh(store: SweepStore, sweep_id: str, settings: Arms) -> SweepProgress:
     """Poll each open batch; collect the ones that ended; when no request is outstanding,
     build (or rebuild, after a resubmission) the result and save it."""
+    collected_any = collect_ended(store, sweep_id, settings)
+    now = progress(store, sweep_id)
+    if now.done and (collected_any or not now.collected):
+        result = build_result(store, sweep_id, settings)
+        store.save_result(sweep_id, result.as_dict(),
+                          COLLECTED if now.failed == 0 else COLLECTED_WITH_FAILURES)  # fmt: skip
+        now = progress(store, sweep_id)
+    return now
+
+
+def collect_ended(store: SweepStore, sweep_id: str, settings: Arms) -> bool:
+    """Poll each open batch and save the lines of those that ended; True if any did."""
+    arms = _arms(settings)
     collected_any = False
     for batch in store.batches(sweep_id):
         if batch.collected:
             continue
-        status = poll(batch.batch_id, settings)
+        status = poll(batch.batch_id, arms[batch.arm])
         store.update_batch(sweep_id, batch.batch_id, asdict(status))
         if not status.ended:
             continue
         ids = store.request_ids(sweep_id, batch_id=batch.batch_id, states=[SUBMITTED])
-        results = collect(status, settings, dict.fromkeys(ids, {})) if ids else []
+        results = collect(status, arms[batch.arm], dict.fromkeys(ids, {})) if ids else []
         outcomes = [
             LineOutcome(
                 r.custom_id,
@@ -206,16 +317,10 @@ def refresh(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> Swe
         ]
         store.save_outcomes(sweep_id, batch.batch_id, outcomes)
         collected_any = True
-    now = progress(store, sweep_id)
-    if now.done and (collected_any or now.result is None):
-        result = build_result(store, sweep_id, settings)
-        store.save_result(sweep_id, result.as_dict(),
-                          COLLECTED if now.failed == 0 else COLLECTED_WITH_FAILURES)  # fmt: skip
-        now = progress(store, sweep_id)
-    return now
+    return collected_any
 
 
-def resume(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> SweepProgress:
+def resume(store: SweepStore, sweep_id: str, settings: Arms) -> SweepProgress:
     """Submit what was planned but never sent (a process stopped between saving the plan and
     submitting it), then refresh."""
     if store.requests(sweep_id, states=[PLANNED]):
@@ -223,28 +328,44 @@ def resume(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> Swee
     return refresh(store, sweep_id, settings)
 
 
-def build_result(store: SweepStore, sweep_id: str, settings: ProviderSettings) -> SurvivalResult:
-    """The sweep's SurvivalResult from what the store holds now (failed probes as error rows)."""
+def build_result(store: SweepStore, sweep_id: str, settings: Arms) -> SurvivalResult | RecallResult:  # fmt: skip
+    """The sweep's result from what the store holds now (failed requests as error rows):
+    a SurvivalResult, or a RecallResult for a recall sweep; rows named by model when the
+    sweep has several."""
+    arms = _arms(settings)
     record = store.sweep(sweep_id)
     replies = {
         r.custom_id: reply_from_dict({**r.reply, "body": r.body})
         for r in store.requests(sweep_id)
         if r.reply
     }
-    config = config_from_dict(record.config)
     plan = record.plan
+    upkeep = str(plan.get("upkeep", "stand-in"))
     note = (
-        f"probes answered through the {settings.kind} batch API at batch prices "
+        f"answered through the {arms[0].kind} batch API at batch prices "
         f"(sweep {sweep_id[:8]}); {plan.get('estimate', {}).get('upkeep_sentence', '')}"
     )
-    return replay(config, settings, upkeep=str(plan.get("upkeep", "stand-in")),
-                  upkeep_records=record.upkeep, replies=replies, note=note)  # fmt: skip
+    if record.kind == RECALL:
+        grid = RecallGrid.from_dict(record.config)
+        return replay_recall(grid, arms, upkeep=upkeep, upkeep_records=record.upkeep,
+                             replies=replies, note=note)  # fmt: skip
+    config = config_from_dict(record.config)
+    results = [
+        (
+            arm.model,
+            replay(
+                config, arm, upkeep=upkeep, upkeep_records=record.upkeep, replies=replies, note=note
+            ),
+        )  # fmt: skip
+        for arm in arms
+    ]
+    return results[0][1] if len(results) == 1 else compare(results)
 
 
 def wait(
     store: SweepStore,
     sweep_id: str,
-    settings: ProviderSettings,
+    settings: Arms,
     *,
     interval: float = 30.0,
     timeout: float | None = None,

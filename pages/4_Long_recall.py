@@ -3,6 +3,8 @@
 A generated multi-session conversation (or the user's own, with a questions file) is
 replayed through every chosen strategy setting, with no model: summaries and facts come from
 the rule-based stand-ins. For each question we check the request the strategy would send.
+Optionally a model answers every question (graded by the expected answer in its reply);
+the Sweeps page sends the same requests through a batch API at half price.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import streamlit as st
 from engines.recall import RecallRow, Setting, default_settings, full_tokens, run_recall
 from engines.transcripts import TranscriptError
 from engines.transcripts import parse as parse_transcript
+from lanes.binding import bind_settings
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY, spec
 from memory.tokens import TokenCounter
 from present.recall import frontier_chart, table_rows
+from providers import ProviderError, ProviderSettings
+from providers.catalog import PRESETS
 from scenarios.longmem import (
     KINDS,
     LongConversation,
@@ -107,6 +112,30 @@ def load_conversation(source: str) -> LongConversation | None:
         return None
 
 
+def answering_model() -> ProviderSettings | None:
+    """The model that answers each question, or None for payload only."""
+    if not st.toggle("A model answers each question (interactive; graded by the answer)",
+                     key="recall-answer"):  # fmt: skip
+        st.caption("Batch mode (half price, resumable, several models): the Sweeps page, "
+                   "grid *Long-conversation recall*.")  # fmt: skip
+        return None
+    c1, c2, c3 = st.columns(3)
+    name = c1.selectbox("Provider", list(PRESETS), format_func=lambda n: PRESETS[n].label,
+                        key="recall-preset")  # fmt: skip
+    chosen = PRESETS[name]
+    models = [m.name for m in chosen.models]
+    model = (c2.selectbox("Model", models, key=f"recall-model-{name}") if models
+             else c2.text_input("Model", chosen.default_model or "", key=f"recall-model-{name}"))  # fmt: skip
+    key = c3.text_input("API key (this session only)", type="password", key="recall-key")
+    url = st.text_input("Endpoint URL (optional)", chosen.base_url or "", key=f"recall-url-{name}")
+    extra = {"base_url": url.strip()} if url.strip() else {}
+    try:
+        return chosen.settings(model, max_tokens=96, api_key=key or None, **extra)
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+
+
 def show(rows: list[RecallRow], conv: LongConversation, full: int) -> None:
     kinds = sorted(
         {q.kind for q in conv.questions},
@@ -119,6 +148,10 @@ def show(rows: list[RecallRow], conv: LongConversation, full: int) -> None:
         "summaries and facts are made by rule-based stand-ins, so for summary, entity and "
         "hybrid the *answer in payload* column is the fairer one."
     )
+    if any(r.model for r in rows):
+        failed = sum(r.errors for r in rows)
+        st.caption(f"Answered by {rows[0].model}: *answered %* is the share of questions whose "
+                   "reply holds the expected answer" + (f"; {failed} call(s) failed" if failed else "."))  # fmt: skip
     table = pd.DataFrame(table_rows(rows, kinds))
     st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(
@@ -147,12 +180,15 @@ if conv is not None:
         f"**{len(conv.turns):,} turns** in {len(conv.sessions)} session(s), "
         f"**{len(conv.questions)} questions**, full buffer {full:,} tokens."
     )
+    answerer = answering_model()
     if st.button("Run", type="primary", disabled=not picked):
+        send = bind_settings(answerer)[0] if answerer is not None else None
         try:
             with st.spinner("Replaying the conversation through each setting..."):
-                rows = run_recall([conv], [options[p] for p in picked], counter=counter)
+                rows = run_recall([conv], [options[p] for p in picked], counter=counter,
+                                  send=send, model=answerer.model if answerer else "")  # fmt: skip
             st.session_state["recall_result"] = (rows, conv, full)
-        except MemoryLabError as exc:
+        except (MemoryLabError, ProviderError) as exc:
             st.error(f"A setting could not run: {exc}")
     result = st.session_state.get("recall_result")
     if result is not None and result[1] == conv:

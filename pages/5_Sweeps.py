@@ -1,4 +1,5 @@
-"""Sweeps: a fact-survival (recall) grid through the providers' batch APIs, at half price.
+"""Sweeps: a fact-survival grid or the long-recall benchmark through the providers' batch
+APIs, at half price, on one model or several (rows labelled by model).
 
 Plan a grid, read the estimate (requests, tokens, cost at batch prices, how upkeep is
 handled), confirm, submit. Everything is saved as it happens, so the page can be closed:
@@ -14,12 +15,27 @@ import time
 import pandas as pd
 import streamlit as st
 
+from engines.recall import RecallResult, default_settings
 from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, SurvivalResult, parse_turns
-from engines.sweep import UPKEEP_MODES, SweepEstimate, estimate_sweep, prepare_sweep
+from engines.sweep import (
+    UPKEEP_MODES,
+    SweepError,
+    SweepEstimate,
+    check_models,
+    estimate_sweep,
+    prepare_sweep,
+    total_lines,
+)
+from engines.sweep_recall import (
+    RecallGrid,
+    dry_run,
+    estimate_recall_sweep,
+    prepare_recall_sweeps,
+)
 from engines.sweep_run import (
     compare,
     failed_requests,
-    open_sweep,
+    open_arms,
     progress,
     resubmit_failed,
     resume,
@@ -27,13 +43,33 @@ from engines.sweep_run import (
 )
 from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
+from present.recall import frontier_chart, table_rows
 from present.survival import heatmaps, tokens_chart
-from providers import ProviderError, preset
+from providers import ProviderError, ProviderSettings, preset
+from scenarios.longmem_world import generate
 from storage.sweeps import SweepStore
 
 st.set_page_config(page_title="Sweeps · Memory Lab", page_icon="📦", layout="wide")
 BATCH_PRESETS = ("openai", "anthropic")
 AUTO_POLL_S = 30.0
+GRIDS = {"survival": "Fact survival (facts x probe turns)", "recall": "Long-conversation recall"}
+RECALL_SETTINGS = {s.label: s for s in default_settings()}
+
+
+@st.cache_resource(max_entries=4)
+def recall_dry_run(seed: int, sessions: int, labels: tuple[str, ...]):  # noqa: ANN201
+    """The recall grid and its model-free dry run (replaying the conversation takes a while)."""
+    grid = RecallGrid(generate(seed, sessions=sessions), tuple(RECALL_SETTINGS[x] for x in labels))
+    return grid, dry_run(grid)
+
+
+@st.cache_data(max_entries=32)
+def recall_estimate(seed: int, sessions: int, labels: tuple[str, ...], settings: ProviderSettings,
+                    upkeep: str) -> SweepEstimate:  # fmt: skip
+    """One model's estimate (bodies built and hashed once per choice, not on every rerun);
+    `settings` carries no key, so none is cached."""
+    grid, dry = recall_dry_run(seed, sessions, labels)
+    return estimate_recall_sweep(grid, settings, upkeep=upkeep, dry=dry)
 
 
 @st.cache_resource
@@ -58,22 +94,33 @@ key = st.text_input(
 
 # ---- a new sweep ------------------------------------------------------------------------
 with st.expander("New sweep", expanded=not store.list_sweeps()):
+    kind = st.radio("Grid", list(GRIDS), format_func=GRIDS.__getitem__, horizontal=True,
+                    key="sweep-kind")  # fmt: skip
     c1, c2, c3 = st.columns(3)
     preset_name = c1.selectbox(
         "Provider", BATCH_PRESETS, format_func=lambda n: preset(n).label, key="sweep-preset"
     )
     chosen = preset(preset_name)
-    model = c2.selectbox("Model", [m.name for m in chosen.models], key="sweep-model")
+    model_names = [m.name for m in chosen.models]
+    models = c2.multiselect("Models (one row per strategy and model)", model_names,
+                            model_names[:1], key=f"sweep-models-{preset_name}")  # fmt: skip
     max_tokens = c3.number_input("Reply cap (tokens)", 16, 4096, 96, key="sweep-max")
     base_url = st.text_input(
         "Endpoint URL (optional: another server speaking the same batch API)", key="sweep-url"
     )
-    turns_text = st.text_input(
-        "Probe turns N", ",".join(str(t) for t in DEFAULT_PROBE_TURNS), key="sweep-turns"
-    )
-    names = st.multiselect(
-        "Strategies (defaults)", list(REGISTRY), list(DEFAULT_LANES), key="sweep-strategies"
-    )
+    if kind == "survival":
+        turns_text = st.text_input(
+            "Probe turns N", ",".join(str(t) for t in DEFAULT_PROBE_TURNS), key="sweep-turns"
+        )
+        names = st.multiselect(
+            "Strategies (defaults)", list(REGISTRY), list(DEFAULT_LANES), key="sweep-strategies"
+        )
+    else:
+        r1, r2 = st.columns(2)
+        seed = int(r1.number_input("Conversation seed", 0, 10_000, 0, key="sweep-seed"))
+        sessions = int(r2.number_input("Sessions", 6, 60, 24, key="sweep-sessions"))
+        labels = st.multiselect("Strategy settings", list(RECALL_SETTINGS),
+                                list(RECALL_SETTINGS), key="sweep-settings")  # fmt: skip
     upkeep = st.radio(
         "Upkeep (summaries, fact extraction)",
         UPKEEP_MODES,
@@ -84,37 +131,50 @@ with st.expander("New sweep", expanded=not store.list_sweeps()):
         }[m],
         key="sweep-upkeep",
     )
-    est: SweepEstimate | None = None  # None when the settings cannot run
+    estimates = []  # empty when the settings cannot run
     try:
-        config = SurvivalConfig(
-            probe_turns=parse_turns(turns_text),
-            strategies=tuple(StrategyChoice(n) for n in names),
-        ).validate()
         overrides: dict = {"max_tokens": int(max_tokens), "api_key": key or None}
         if base_url.strip():
             overrides["base_url"] = base_url.strip()
-        settings = chosen.settings(model, **overrides)
-        est = estimate_sweep(config, settings, upkeep=upkeep)
+        arms = [chosen.settings(m, **overrides) for m in models]
+        check_models(arms)
+        if kind == "survival":
+            config = SurvivalConfig(
+                probe_turns=parse_turns(turns_text),
+                strategies=tuple(StrategyChoice(n) for n in names),
+            ).validate()
+            estimates = [estimate_sweep(config, a, upkeep=upkeep) for a in arms]
+        else:
+            if not labels:
+                raise SweepError("choose at least one strategy setting")
+            with st.spinner("Replaying the conversation through each setting (no model) …"):
+                grid, dry = recall_dry_run(seed, sessions, tuple(labels))
+                estimates = [recall_estimate(seed, sessions, tuple(labels), a.with_(api_key=None), upkeep)
+                             for a in arms]  # fmt: skip
     except (ValueError, ProviderError) as exc:
         st.error(str(exc))
-        est = None
-    if est is not None:
+    if estimates:
         st.markdown("**Before submitting**")
-        st.code("\n".join(est.lines()), language=None, wrap_lines=True)
+        st.code("\n".join(total_lines(estimates)), language=None, wrap_lines=True)
         confirm = st.checkbox(
             "I have read the estimate: submit these requests", key="sweep-confirm"
         )
         if st.button("Submit the sweep", type="primary", disabled=not confirm):
             try:
-                settings.resolve_key()
+                for arm in arms:
+                    arm.resolve_key()
                 with st.spinner("Planning (and running interactive upkeep) …"):
-                    plan = prepare_sweep(config, settings, upkeep=upkeep)
-                    sweep_id = start(store, plan)
+                    if kind == "survival":
+                        plans = [prepare_sweep(config, a, upkeep=upkeep) for a in arms]
+                    else:
+                        plans = prepare_recall_sweeps(grid, arms, upkeep=upkeep)
+                    sweep_id = start(store, plans)
             except ProviderError as exc:
                 st.error(str(exc))
             else:
                 st.session_state["sweep-open"] = sweep_id
-                st.success(f"Submitted: {len(plan.requests):,} requests (sweep {sweep_id[:8]})")
+                sent = sum(len(p.requests) for p in plans)
+                st.success(f"Submitted: {sent:,} requests (sweep {sweep_id[:8]})")
 
 # ---- saved sweeps -----------------------------------------------------------------------
 sweeps = store.list_sweeps()
@@ -130,6 +190,7 @@ st.dataframe(
                 "sweep": s.id[:8],
                 "name": s.name,
                 "started": s.created_at.strftime("%Y-%m-%d %H:%M"),
+                "grid": s.kind,
                 "model": f"{s.provider} · {s.model}",
                 "status": s.status,
                 "back": f"{s.succeeded}/{s.requests}",
@@ -148,9 +209,10 @@ sweep_id = st.selectbox(
     index=ids.index(wanted) if wanted in ids else 0,
     format_func=lambda i: next(f"{s.id[:8]} · {s.name}" for s in sweeps if s.id == i),
 )
-record, settings = open_sweep(store, sweep_id, api_key=key or None)
+record, settings = open_arms(store, sweep_id, api_key=key or None)
 now = progress(store, sweep_id)
-st.markdown(f"**{record.name}** · {record.provider} · {record.model} · _{record.status}_")
+models_text = ", ".join(a.model for a in settings)
+st.markdown(f"**{record.name}** · {record.provider} · {models_text} · _{record.status}_")
 estimate_lines = record.plan.get("estimate", {})
 if estimate_lines.get("upkeep_sentence"):
     st.caption(estimate_lines["upkeep_sentence"])
@@ -210,8 +272,24 @@ if now.result is not None:
     d1.download_button("Download CSV", result.to_csv(), "sweep.csv", "text/csv")
     d2.download_button("Download JSON", result.to_json(), "sweep.json", "application/json")
 
+if now.recall is not None:
+    recall: RecallResult = now.recall
+    st.divider()
+    st.subheader(f"Results · {recall.model}")
+    st.caption(f"{len(recall.rows)} rows (setting x model) · {now.requests} batch requests")
+    st.plotly_chart(frontier_chart(recall.rows), width="stretch", key="sweep-frontier")
+    table = pd.DataFrame(table_rows(recall.rows, []))
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(
+        "Evidence kept and answer in payload say what the request held; answered says "
+        f"whether the model's reply held the answer. Full buffer: {recall.full_tokens:,} tokens."
+    )
+    for note in recall.notes:
+        st.caption(f"Note: {note}")
+    st.download_button("Download CSV", table.to_csv(index=False), "recall_sweep.csv", "text/csv")
+
 # ---- several models side by side --------------------------------------------------------
-collected = [s for s in sweeps if s.has_result]
+collected = [s for s in sweeps if s.has_result and s.kind == "survival"]
 if len(collected) > 1:
     st.divider()
     st.subheader("Compare models")

@@ -107,6 +107,11 @@ def table_rows(rows: Sequence[RecallRow], kinds: Sequence[str]) -> list[dict[str
             "answer in payload %": None
             if r.answer_in_payload is None
             else round(100 * r.answer_in_payload, 1),
+            **(
+                {"answered %": None if r.answered is None else round(100 * r.answered, 1)}
+                if any(row.model for row in rows)  # a model answered (interactive or batch)
+                else {}
+            ),
             "mean prompt tokens": round(r.mean_tokens),
             "% of full": round(100 * r.full_share, 1),
         }

@@ -135,11 +135,20 @@ def m004_compositions(conn: Connection) -> None:
     compositions_metadata.create_all(conn, checkfirst=True)
 
 
+def m005_sweep_kinds_and_arms(conn: Connection) -> None:
+    """Sweeps of recall grids and of several models: `kind` on ml_sweeps, `arm` (which
+    model) on its requests and batches (storage/sweeps.py adds the columns it lacks)."""
+    from storage.sweeps import add_kind_and_arm_columns
+
+    add_kind_and_arm_columns(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_initial,
     m002_lane_turns_by_turn,
     m003_sweeps,
     m004_compositions,
+    m005_sweep_kinds_and_arms,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -30,6 +30,7 @@ class SweepInfo:
     failed: int
     open_batches: int
     has_result: bool
+    kind: str = "survival"  # or "recall"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class SweepRecord:
     upkeep: Mapping[str, Any]
     result: Mapping[str, Any] | None
     created_at: datetime
+    kind: str = "survival"  # or "recall": what `config` and `result` hold
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class SweepRequest:
     reply: Mapping[str, Any] | None
     error: str | None
     attempts: int
+    arm: int = 0  # which of the sweep's models (its settings) the request is for
+    body_json: str | None = None  # the body as saved, when read with raw_bodies (body is {})
 
     @property
     def failed(self) -> bool:
@@ -80,6 +84,7 @@ class SweepBatch:
     collected: bool
     submitted_at: datetime
     status: Mapping[str, Any] | None
+    arm: int = 0  # the model whose client submits, polls and collects it
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,7 @@ class NewRequest:
     prompt_tokens: int
     probes: int
     body_json: str | None = None  # the body already as JSON (saved as is)
+    arm: int = 0
 
 
 @dataclass(frozen=True)

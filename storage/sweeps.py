@@ -76,6 +76,7 @@ sweeps_t = sa.Table(
     sa.Column("plan", sa.Text, nullable=False),  # the estimate and how upkeep is handled
     sa.Column("upkeep", sa.Text, nullable=False),  # recorded upkeep completions by body hash
     sa.Column("result", sa.Text, nullable=True),  # SurvivalResult.as_dict() once collected
+    sa.Column("kind", sa.String(20), nullable=False, server_default="survival"),  # or recall
 )
 
 
@@ -103,6 +104,7 @@ sweep_requests_t = sa.Table(
     sa.Column("reply", sa.Text, nullable=True),  # Reply.public_dict(), JSON
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("arm", sa.Integer, nullable=False, server_default="0"),  # index of its model
 )
 
 sweep_batches_t = sa.Table(
@@ -117,7 +119,24 @@ sweep_batches_t = sa.Table(
     sa.Column("requests", sa.Integer, nullable=False),
     sa.Column("status", sa.Text, nullable=True),  # the last BatchStatus, JSON
     sa.Column("collected", sa.Boolean, nullable=False, default=False),
+    sa.Column("arm", sa.Integer, nullable=False, server_default="0"),
 )
+
+# (table, column, DDL) added by migration 4 to tables an older migration 3 created.
+ADDED_COLUMNS = (
+    ("ml_sweeps", "kind", "VARCHAR(20) NOT NULL DEFAULT 'survival'"),
+    ("ml_sweep_requests", "arm", "INTEGER NOT NULL DEFAULT 0"),
+    ("ml_sweep_batches", "arm", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def add_kind_and_arm_columns(conn: Connection) -> None:
+    """Migration 4: the columns a database from before recall and multi-model sweeps lacks
+    (a database created since has them from migration 3, which builds today's tables)."""
+    inspector = sa.inspect(conn)
+    for table, column, ddl in ADDED_COLUMNS:
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
 
 
 class SweepNotFound(KeyError):
@@ -182,8 +201,11 @@ class SweepStore:
         plan: Mapping[str, Any],
         upkeep: Mapping[str, Any],
         requests: Sequence[NewRequest],
+        kind: str = "survival",
+        models: str | None = None,
     ) -> str:
-        """Save a planned sweep and all its requests in one transaction; its id."""
+        """Save a planned sweep and all its requests in one transaction; its id. `models`:
+        what the list shows as its model (default: the settings' model)."""
         if "api_key" in settings:
             raise ValueError("settings must be saved without their key (use public_dict)")
         sweep_id = uuid.uuid4().hex
@@ -197,12 +219,13 @@ class SweepStore:
                     updated_at=now,
                     status=PLANNED,
                     provider=str(settings.get("kind", "")),
-                    model=str(settings.get("model", "")),
+                    model=models or str(settings.get("model", "")),
                     settings=_dumps(dict(settings)),
                     config=_dumps(dict(config)),
                     plan=_dumps(dict(plan)),
                     upkeep=_dumps(dict(upkeep)),
                     result=None,
+                    kind=kind,
                 )  # fmt: skip
             )
             if requests:
@@ -221,6 +244,7 @@ class SweepStore:
                             "reply": None,
                             "error": None,
                             "attempts": 0,
+                            "arm": r.arm,
                         }  # fmt: skip
                         for i, r in enumerate(requests)
                     ],
@@ -228,7 +252,12 @@ class SweepStore:
         return sweep_id
 
     def add_batch(
-        self, sweep_id: str, batch_id: str, custom_ids: Sequence[str], status: Mapping[str, Any]
+        self,
+        sweep_id: str,
+        batch_id: str,
+        custom_ids: Sequence[str],
+        status: Mapping[str, Any],
+        arm: int = 0,
     ) -> None:
         """Record a submitted batch and mark its requests submitted (one transaction)."""
         now = _now()
@@ -245,6 +274,7 @@ class SweepStore:
                     requests=len(custom_ids),
                     status=_dumps(dict(status)),
                     collected=False,
+                    arm=arm,
                 )  # fmt: skip
             )
             conn.execute(
@@ -349,9 +379,14 @@ class SweepStore:
             model=m["model"], settings=json.loads(m["settings"]), config=json.loads(m["config"]),
             plan=json.loads(m["plan"]), upkeep=json.loads(m["upkeep"]),
             result=json.loads(m["result"]) if m["result"] else None, created_at=m["created_at"],
+            kind=m["kind"],
         )  # fmt: skip
 
-    def requests(self, sweep_id: str, *, states: Sequence[str] | None = None) -> list[SweepRequest]:
+    def requests(
+        self, sweep_id: str, *, states: Sequence[str] | None = None, raw_bodies: bool = False
+    ) -> list[SweepRequest]:
+        """A sweep's requests in plan order; `raw_bodies`: each body as its saved JSON text
+        (`body_json`, `body` left empty), for submitting without parsing it."""
         r = sweep_requests_t.c
         query = sa.select(sweep_requests_t).where(r.sweep_id == sweep_id).order_by(r.seq)
         if states is not None:
@@ -362,7 +397,7 @@ class SweepStore:
             SweepRequest(
                 custom_id=m["custom_id"],
                 seq=m["seq"],
-                body=json.loads(m["body"]),
+                body={} if raw_bodies else json.loads(m["body"]),
                 prompt_tokens=m["prompt_tokens"],
                 probes=m["probes"],
                 batch_id=m["batch_id"],
@@ -370,6 +405,8 @@ class SweepStore:
                 reply=json.loads(m["reply"]) if m["reply"] else None,
                 error=m["error"],
                 attempts=m["attempts"] or 0,
+                arm=m["arm"] or 0,
+                body_json=m["body"] if raw_bodies else None,
             )  # fmt: skip
             for m in (row._mapping for row in rows)
         ]
@@ -399,6 +436,7 @@ class SweepStore:
                 collected=bool(m["collected"]),
                 submitted_at=m["submitted_at"],
                 status=json.loads(m["status"]) if m["status"] else None,
+                arm=m["arm"] or 0,
             )  # fmt: skip
             for m in (row._mapping for row in rows)
         ]
@@ -432,6 +470,7 @@ class SweepStore:
                 counts.c.bad,
                 open_b.c.open,
                 s.result.is_not(None),
+                s.kind,
             )  # fmt: skip
             .outerjoin(counts, counts.c.sweep_id == s.id)
             .outerjoin(open_b, open_b.c.sweep_id == s.id)
@@ -453,6 +492,7 @@ class SweepStore:
                 int(row[9] or 0),
                 int(row[10] or 0),
                 bool(row[11]),
+                row[12],
             )  # fmt: skip
             for row in rows
         ]

@@ -88,3 +88,27 @@ def test_on_the_generated_conversation_retrieval_beats_recency_at_the_same_token
     assert full > 20_000
     # every registered strategy runs with the stand-ins, no model
     assert {s.name for s in default_settings()} == set(REGISTRY)
+
+
+def test_a_model_answers_each_question_graded_by_the_expected_answer(counter):
+    from memory.standins import StaticReply
+    from providers import ProviderError
+
+    conv = small()
+    replies = {"What is my gym locker code?": "It is 4471.", "Locker code and city?": "4471 only"}
+
+    def send(request, on_delta):
+        question = request.messages[-1].content
+        if question.startswith("What was the weather"):
+            return StaticReply("", complete=False, error=ProviderError("boom"))
+        return StaticReply(replies[question])
+
+    results = run_setting(conv, StrategyChoice("full"), counter=counter, send=send)
+    by_id = {r.question: r for r in results}
+    assert by_id["q1"].answered is True and by_id["q1"].reply == "It is 4471."
+    assert by_id["q2"].answered is False  # "Pune" is missing from the reply
+    assert by_id["q3"].answered is None and by_id["q3"].error  # the call failed
+    (row,) = run_recall([conv], [Setting("full")], counter=counter, send=send, model="m")
+    assert row.answered == pytest.approx(1 / 2) and row.errors == 1 and row.model == "m"
+    (quiet,) = run_recall([conv], [Setting("full")], counter=counter)
+    assert quiet.answered is None and quiet.model == ""

@@ -4,7 +4,6 @@ batch endpoint, poll, collect into the same rows as an interactive run, resubmit
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -49,13 +48,6 @@ CONFIG = SurvivalConfig(
 # Rows are compared on every field but the billed counts (the fake answers carry usage) and
 # latency (a batch line has none of its own).
 SKIP = {"billed_input", "billed_output", "latency_s"}
-
-
-@pytest.fixture
-def store(tmp_path) -> Iterator[SweepStore]:
-    s = SweepStore(f"sqlite:///{tmp_path / 'sweeps.sqlite3'}")
-    yield s
-    s.close()
 
 
 def settings_for(server: FakeBatchServer, family: str) -> ProviderSettings:
@@ -232,23 +224,24 @@ def test_store_reopens_idempotently_and_holds_no_key(tmp_path, fb):
 
 CHILD = """
 import sys
-from engines.sweep import prepare_sweep
 from engines.sweep_run import start, wait
 from providers import ProviderSettings
 from storage.sweeps import SweepStore
-from tests.engines.test_sweep import CONFIG
+{imports}
 
 url, db = sys.argv[1], sys.argv[2]
 settings = ProviderSettings("openai_compatible", "ok", base_url=url + "/v1", key_env="SWEEP_TEST_KEY")
 store = SweepStore(db)
-sweep_id = start(store, prepare_sweep(CONFIG, settings))
+sweep_id = start(store, {plan})
 print(sweep_id, flush=True)
 wait(store, sweep_id, settings, interval=0.05)
 print("finished", flush=True)
 """
 
 
-def test_sigkill_between_submit_and_collect_then_reopen_and_collect(fb, tmp_path, monkeypatch):
+def kill_while_polling(fb, tmp_path, monkeypatch, imports: str, plan: str) -> tuple[str, str]:
+    """A child process plans (`plan`, an expression over `settings`), submits and polls a
+    sweep; it is SIGKILLed while the batch is in progress. (database URL, sweep id)."""
     import os
     import signal
     import subprocess
@@ -261,14 +254,15 @@ def test_sigkill_between_submit_and_collect_then_reopen_and_collect(fb, tmp_path
     monkeypatch.setenv("SWEEP_TEST_KEY", KEY)
     fb.polls_before_done = 10**9  # the batch stays in progress while the child polls
     env = {**os.environ, "PYTHONPATH": str(root)}
+    code = CHILD.format(imports=imports, plan=plan)
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, fb.url, db],
+        [sys.executable, "-c", code, fb.url, db],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root, env=env,
     )  # fmt: skip
     try:
         sweep_id = child.stdout.readline().strip()
         assert sweep_id, child.stderr.read()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while not any(b.polls >= 2 for b in fb.batches.values()):
             assert time.monotonic() < deadline, "the child never polled"
             time.sleep(0.05)
@@ -278,7 +272,17 @@ def test_sigkill_between_submit_and_collect_then_reopen_and_collect(fb, tmp_path
         if child.poll() is None:
             child.kill()
     assert "finished" not in child.stdout.read()
+    return db, sweep_id
 
+
+def test_sigkill_between_submit_and_collect_then_reopen_and_collect(fb, tmp_path, monkeypatch):
+    db, sweep_id = kill_while_polling(
+        fb,
+        tmp_path,
+        monkeypatch,
+        "from engines.sweep import prepare_sweep\nfrom tests.engines.test_sweep import CONFIG",
+        "prepare_sweep(CONFIG, settings)",
+    )
     fb.polls_before_done = 0  # the provider finishes the batch while nobody is watching
     store = SweepStore(db)  # a new process's view: only what the store kept
     record, settings = open_sweep(store, sweep_id)

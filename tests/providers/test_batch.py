@@ -190,3 +190,18 @@ def test_batch_body_is_build_body_minus_streaming_fields(messages, kind, tempera
     batched = batch_body(request, settings)
     assert list(batched) == [k for k in live if k not in STREAM_ONLY_FIELDS]
     assert all(batched[k] == live[k] for k in batched)
+
+
+@given(st.text(min_size=0, max_size=60), st.text(min_size=1, max_size=60))
+@settings(max_examples=40, deadline=None)
+def test_a_line_written_from_its_saved_json_is_the_line_written_from_its_dict(system, user):
+    from providers.batch import anthropic_requests, openai_jsonl
+
+    settings_ = ProviderSettings("openai", "gpt-4o-mini", api_key=TEST_KEY)
+    body = batch_body(make_request(("user", user), system=system), settings_)
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    from_dict = openai_jsonl([BatchLine("r1", body)])
+    from_raw = openai_jsonl([BatchLine("r1", {}, raw)])
+    assert json.loads(from_raw) == json.loads(from_dict)
+    assert json.loads(from_raw)["body"] == body
+    assert anthropic_requests([BatchLine("r1", {}, raw)])[0]["params"] == body

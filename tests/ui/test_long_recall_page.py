@@ -64,3 +64,29 @@ def test_a_transcript_with_a_questions_file_runs():
     at.multiselect[0].set_value(["window (k=10)", "retrieval"]).run()
     next(b for b in at.button if b.label == "Run").click().run()
     assert list(at.dataframe[0].value["evidence kept %"]) == [100.0, 100.0]
+
+
+def test_a_model_answers_each_question_and_the_table_grades_it():
+    from tests.providers.fake_server import FakeLLMServer
+
+    server = FakeLLMServer().start()
+    try:
+        at = page()
+        next(n for n in at.number_input if n.label == "Sessions").set_value(6).run()
+        at.multiselect[0].set_value(["full", "window (k=10)"]).run()
+        at.toggle(key="recall-answer").set_value(True).run()
+        at.selectbox(key="recall-preset").set_value("custom").run()
+        at.text_input(key="recall-model-custom").set_value("ok").run()
+        at.text_input(key="recall-url-custom").set_value(server.url + "/v1").run()
+        next(b for b in at.button if b.label == "Run").click().run()
+        assert not at.exception, at.exception
+        table = at.dataframe[0].value
+        questions = len(generate(0, sessions=6).questions)
+        sent = [r for r in server.requests if r.path.endswith("/chat/completions")]
+        assert len(sent) == 2 * questions  # every question of every setting went to the model
+        # the fake always says "Hello from the fake server.": no answer is in any reply
+        assert list(table["answered %"]) == [0.0, 0.0]
+        assert table["answer in payload %"].iloc[0] > 0
+        assert any("Answered by ok" in c.value for c in at.caption)
+    finally:
+        server.stop()

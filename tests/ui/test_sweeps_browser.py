@@ -23,8 +23,29 @@ pytestmark = [pytest.mark.browser]
 KEY = "browser-test-key-0123456789"
 
 
-def test_a_submitted_sweep_is_collected_on_the_page(tmp_path, monkeypatch):
+def open_and_collect(page, url: str, name: str, heading: str) -> None:
+    """Open the Sweeps page, see the sweep `name` listed, type the key (the open sweep is
+    then polled and collected) and wait for its results `heading` and first figure."""
     from playwright.sync_api import expect
+
+    page.goto(url + "/Sweeps", wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Sweeps", exact=True)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(name).first).to_be_visible()
+    page.get_by_label("API key", exact=False).fill(KEY)
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(heading)).to_be_visible(timeout=120_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+
+
+def save_full_page(page, name: str, height: int) -> None:
+    page.wait_for_timeout(1500)
+    page.set_viewport_size({"width": 1500, "height": height})
+    page.wait_for_timeout(1000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def test_a_submitted_sweep_is_collected_on_the_page(tmp_path, monkeypatch):
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     server = FakeBatchServer().start()
@@ -54,22 +75,53 @@ def test_a_submitted_sweep_is_collected_on_the_page(tmp_path, monkeypatch):
             ) as url,
             chromium(1500, 1000) as page,
         ):
-            page.goto(url + "/Sweeps", wait_until="domcontentloaded")
-            expect(page.get_by_role("heading", name="Sweeps", exact=True)).to_be_visible(timeout=60_000)  # fmt: skip
-            expect(page.get_by_text("FinCoach facts · 4 strategies").first).to_be_visible()
-            page.get_by_label("API key", exact=False).fill(KEY)
-            page.keyboard.press("Enter")  # with the key, the open sweep is polled and collected
-            expect(page.get_by_text("Results · claude-haiku-4-5")).to_be_visible(timeout=120_000)
-            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+            open_and_collect(
+                page, url, "FinCoach facts · 4 strategies", "Results · claude-haiku-4-5"
+            )
             heat = page.locator(".js-plotly-plot").first
             texts = heat.locator("text").all_text_contents()
             cells = [c for c in texts if re.fullmatch(r"\d+/\d+", c)]
             assert cells and all(c.endswith("/4") for c in cells), cells
-            page.wait_for_timeout(1500)
-            page.set_viewport_size({"width": 1500, "height": 2200})
-            page.wait_for_timeout(1000)
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "sweeps_page.png"), full_page=True)
+            save_full_page(page, "sweeps_page.png", 2200)
+        assert SweepStore(db).sweep(sweep_id).status == "collected"
+    finally:
+        server.stop()
+
+
+def test_a_two_model_recall_sweep_is_collected_on_the_page(tmp_path, monkeypatch):
+    """A recall sweep (two models, one Anthropic batch) submitted elsewhere, collected and
+    drawn on the page. Saves test-artifacts/recall_sweep.png."""
+    from playwright.sync_api import expect
+
+    from engines.recall import default_settings
+    from engines.sweep_recall import RecallGrid, prepare_recall_sweeps
+    from scenarios.longmem_world import generate
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # the 'model' answers with every message it was sent: it knows what its payload holds
+    server = FakeBatchServer().start()
+    server.polls_before_done = 0
+    db = f"sqlite:///{tmp_path / 'recall.sqlite3'}"
+    arms = [preset("anthropic").settings(m, base_url=server.url, api_key=KEY)
+            for m in ("claude-haiku-4-5", "claude-sonnet-4-5")]  # fmt: skip
+    wanted = ("full", "window (k=10)", "token_window (budget=5.0% of full)", "summary_buffer (budget=10.0% of full)",
+              "entity", "retrieval (recall_budget=5.0% of full)")  # fmt: skip
+    settings = tuple(s for s in default_settings() if s.label in wanted)
+    grid = RecallGrid(generate(0, sessions=12), settings)
+    store = SweepStore(db)
+    sweep_id = start(store, prepare_recall_sweeps(grid, arms), name="Recall · 12 sessions")
+    store.close()
+    try:
+        with (
+            running_app(env={"MEMORY_LAB_DB_URL": db}, log=ARTIFACTS / "recall_sweep.log") as url,
+            chromium(1500, 1000) as page,
+        ):
+            heading = "Results · claude-haiku-4-5 vs claude-sonnet-4-5"
+            open_and_collect(page, url, "Recall · 12 sessions", heading)
+            expect(
+                page.get_by_text("whether the model's reply held the answer", exact=False)
+            ).to_be_visible()
+            save_full_page(page, "recall_sweep.png", 2300)
         assert SweepStore(db).sweep(sweep_id).status == "collected"
     finally:
         server.stop()

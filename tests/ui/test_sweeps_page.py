@@ -99,3 +99,41 @@ def test_two_collected_sweeps_compared_on_the_page(setup):
     rows = json.loads(charts[-1].proto.spec)["data"][0]["y"]
     assert set(rows) == {"full · claude-haiku-4-5", "window (k=2) · claude-haiku-4-5",
                           "full · claude-sonnet-4-5", "window (k=2) · claude-sonnet-4-5"}  # fmt: skip
+
+
+def test_a_recall_sweep_on_two_models_is_submitted_then_collected(setup):
+    server, db = setup
+    server.polls_before_done = 0
+    at = page()
+    at.radio(key="sweep-kind").set_value("recall").run()
+    at.selectbox(key="sweep-preset").set_value("anthropic").run()
+    at.text_input(key="sweep-url").set_value(server.url).run()
+    at.text_input(key="sweep-key").set_value("page-test-key-0123456789").run()
+    at.number_input(key="sweep-sessions").set_value(6).run()
+    at.multiselect(key="sweep-settings").set_value(["full", "window (k=10)", "entity"]).run()
+    at.multiselect(key="sweep-models-anthropic").set_value(
+        ["claude-haiku-4-5", "claude-sonnet-4-5"]
+    ).run()
+    estimate = at.code[0].value
+    assert "claude-haiku-4-5" in estimate and "claude-sonnet-4-5" in estimate
+    assert "all 2 models:" in estimate
+    at.checkbox(key="sweep-confirm").check().run()
+    next(b for b in at.button if b.label == "Submit the sweep").click().run()
+    assert not at.exception, at.exception
+    assert len(server.batches) == 1  # both models in one Anthropic batch
+
+    st.cache_resource.clear()
+    again = page()
+    again.text_input(key="sweep-key").set_value("page-test-key-0123456789").run()
+    assert not again.exception, again.exception
+    assert SweepStore(db).list_sweeps()[0].kind == "recall"
+    assert SweepStore(db).list_sweeps()[0].status == "collected"
+    assert len(again.get("plotly_chart")) == 1  # the recall frontier
+    table = again.dataframe[-1].value
+    assert "answered %" in table.columns
+    assert list(table["strategy (setting)"]) == [
+        f"{s} · {m}"
+        for m in ("claude-haiku-4-5", "claude-sonnet-4-5")
+        for s in ("full", "window (k=10)", "entity")
+    ]
+    assert table["evidence kept %"].iloc[0] == 100.0
