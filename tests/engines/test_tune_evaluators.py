@@ -248,7 +248,7 @@ def test_questions_from_files_read_a_transcript_and_a_questions_file():
 @pytest.mark.parametrize(
     ("questions", "message"),
     [
-        ("[{", "the questions file is not valid JSON: line 1"),
+        ("[{", "the questions file is not valid JSON (line 1"),
         ("[]", "'questions' must be a non-empty list"),
         ('[{"question": "Q?", "evidence": []}]', "questions[0].evidence must be a non-empty"),
         ('[{"question": "Q?", "evidence": [99]}]', "questions[0].evidence[0] is turn 99, but"),
