@@ -15,28 +15,16 @@ from present import export
 from providers.fake import FakeTransport
 from scenarios import fincoach
 from storage.store import FORMAT, SavedSession, Store
+from tests.lanes.test_lane_models import openai, two_models
 
 FIXTURE = Path(__file__).parent / "fixtures" / "export_v3_lanes.json"
 SB, SB4 = "summary_buffer", "summary_buffer · gpt-4"
 SB3, SB9 = "summary_buffer (budget=370)", "summary_buffer (budget=900) · gpt-4"
 
 
-def openai(model: str):
-    return providers.preset("openai").settings(model)
-
-
 def lanes_session() -> Session:
-    return Session(
-        system_prompt=fincoach.SYSTEM_PROMPT,
-        lanes=[
-            LaneSpec("summary_buffer", {"budget": 370}),
-            LaneSpec("summary_buffer", {"budget": 370}, openai("gpt-4")),
-            LaneSpec("full"),
-        ],
-        provider=openai("gpt-4o-mini"),
-        transport=FakeTransport(),
-        session_id="lanes0models",
-    )
+    """The lanes tests' session (one strategy on two models, plus full) with a fixed id."""
+    return two_models(session_id="lanes0models")
 
 
 def next_bodies(session: Session) -> dict[str, object]:
