@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import providers
 from lanes.session import LaneSpec, Session
@@ -46,19 +47,31 @@ def wait_chart(page, title: str, timeout_ms: int = 60_000) -> None:
     )
 
 
-def hover(page, title: str, trace: str, point: int) -> str:
-    """Move the mouse onto one bar segment and return the hover label Plotly shows."""
+def hover(page, title: str, trace: str, point: int, tries: int = 6) -> str:
+    """Move the mouse onto one bar segment and return the hover label Plotly shows.
+
+    The app may still rerun after a turn (upkeep finishing redraws the figures), which can
+    replace the chart between the move and the label; so each try finds the bar afresh, comes
+    in from outside the chart (Plotly only reacts to a move) and waits a few seconds.
+    """
     curve = page.evaluate(CURVE, [title, trace])
     chart = page.locator(".js-plotly-plot", has_text=title).first
-    chart.scroll_into_view_if_needed()
-    bar = chart.locator(".barlayer .trace").nth(curve).locator(".point").nth(point)
-    bar.scroll_into_view_if_needed()
-    box = bar.bounding_box()
-    assert box is not None
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     label = chart.locator(".hoverlayer .hovertext").first
-    label.wait_for(timeout=10_000)
-    return label.text_content() or ""
+    for attempt in range(tries):
+        chart.scroll_into_view_if_needed()
+        bar = chart.locator(".barlayer .trace").nth(curve).locator(".point").nth(point)
+        bar.scroll_into_view_if_needed()
+        box = bar.bounding_box()
+        assert box is not None
+        page.mouse.move(1, 1)
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=4)
+        try:
+            label.wait_for(timeout=4_000)
+            return label.text_content() or ""
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def counted_in_table(page, title: str) -> int:
