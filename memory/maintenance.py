@@ -27,14 +27,26 @@ SUMMARY_SYSTEM = (
 
 EXTRACTION_SYSTEM = (
     "You keep a store of facts about the user. Read the current facts and the latest turn, "
-    "then reply with JSON only, in this shape: "
-    '{"set": {"key": "value", ...}, "delete": ["key", ...]}. '
-    "Use short snake_case keys (name, monthly_salary, monthly_expenses, ...). "
-    "Set new or changed facts stated by either side: facts the user stated under plain keys, "
-    "figures and commitments the assistant gave under keys starting assistant_ "
-    "(assistant_suggested_emergency_fund, ...). Delete facts the user retracted. "
+    'then reply with JSON only: an object with "set", the new or changed facts as snake_case '
+    'keys and their values, and "delete", a list of the keys of facts the user retracted. '
+    "Set facts stated by either side: facts the user stated under plain keys (name, "
+    "monthly_salary, monthly_expenses, ...), figures and commitments the assistant gave under "
+    "keys starting assistant_ (assistant_suggested_emergency_fund, ...). "
     'If nothing changed reply {"set": {}, "delete": []}.'
 )
+
+# The shape of an extraction reply, as a JSON Schema for providers that can hold a model to one
+# (the embedded llama.cpp server turns it into a grammar; see providers/bodies.py). No free
+# text anywhere, so generation ends at the closing brace instead of running to the token cap.
+FACT_UPDATE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "set": {"type": "object", "additionalProperties": {"type": ["string", "number"]}},
+        "delete": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["set", "delete"],
+    "additionalProperties": False,
+}
 
 
 def transcript_text(turns: Sequence[Turn]) -> str:
@@ -68,6 +80,7 @@ def extraction_request(counter: TokenCounter, facts: Mapping[str, Any], turn: Tu
         system=EXTRACTION_SYSTEM,
         messages=messages,
         tokens=counter.request(EXTRACTION_SYSTEM, messages),
+        reply_schema=FACT_UPDATE_SCHEMA,
     )
 
 
@@ -85,17 +98,16 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 def parse_fact_update(text: str) -> tuple[dict[str, Any], list[str]]:
     """(facts to set, keys to delete) from an extractor reply; ValueError if it is not that JSON.
 
-    Accepts the JSON inside a code fence, and a bare object of facts as a 'set'.
+    A reply that is JSON as a whole (what a schema-held model writes) is read as it is; else
+    the JSON inside a code fence, or between the first "{" and the last "}", is. A bare object
+    of facts counts as a 'set'.
     """
-    fenced = _FENCE.search(text)
-    candidate = fenced.group(1) if fenced else text
-    start, end = candidate.find("{"), candidate.rfind("}")
-    if start < 0 or end < start:
-        raise ValueError(f"the extractor did not return a JSON object: {text[:80]!r}")
     try:
-        data = json.loads(candidate[start : end + 1])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the extractor returned invalid JSON ({exc.msg}): {text[:80]!r}") from exc
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        data = _embedded_json(text)
     if not isinstance(data, dict):
         raise ValueError("the extractor's JSON is not an object")
     if "set" not in data and "delete" not in data:
@@ -109,6 +121,19 @@ def parse_fact_update(text: str) -> tuple[dict[str, Any], list[str]]:
             value = json.dumps(value, ensure_ascii=False)
         clean[str(key).strip()] = value
     return clean, [str(k) for k in to_delete]
+
+
+def _embedded_json(text: str) -> Any:
+    """The JSON object inside a reply that has other text around it (a fence, a preamble)."""
+    fenced = _FENCE.search(text)
+    candidate = fenced.group(1) if fenced else text
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError(f"the extractor did not return a JSON object: {text[:80]!r}")
+    try:
+        return json.loads(candidate[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the extractor returned invalid JSON ({exc.msg}): {text[:80]!r}") from exc
 
 
 def call_model(

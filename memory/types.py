@@ -148,6 +148,9 @@ class Request:
     tokens: TokenCount
     account: Account | None = None
     maintenance: tuple[MaintenanceCall, ...] = ()
+    # The reply is JSON of this shape (a JSON Schema), as upkeep calls ask for: a provider
+    # that can hold its model to a shape or to JSON does so, the others rely on the prompt.
+    reply_schema: Mapping[str, Any] | None = None
 
 
 # A model function: the memory core hands it a Request and gets a Completion back.

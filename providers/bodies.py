@@ -6,6 +6,7 @@ dict to the official SDK unchanged. No key ever goes in a body; it travels in a 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 from urllib.parse import urlparse
 
@@ -31,6 +32,39 @@ def is_reasoning_model(settings: ProviderSettings) -> bool:
     return name.startswith(("o1", "o3", "o4", "gpt-5"))
 
 
+# Sent with a schema to the embedded model. Held to the shape, SmolLM2 at temperature 0 still
+# loops inside it: on FinCoach turn 1 it wrote keys monthly_expenses_total_total_... until the
+# token cap cut the JSON. A frequency penalty makes a repeated token costlier, so the loop
+# breaks and the grammar's closing brace comes first (bench/bench_extraction.py measures it).
+EMBEDDED_JSON_FREQUENCY_PENALTY = 0.5
+
+
+def response_format(request: Request, settings: ProviderSettings) -> dict[str, Any] | None:
+    """The chat-completions `response_format` for a request that wants a JSON reply, or None.
+
+    - the embedded llama.cpp server: `{"type": "json_object", "schema": ...}`; it turns the
+      schema into a grammar, so the model can only write JSON of that shape and stops at the
+      closing brace (the `json_schema` wrapper works too; this form is older in llama.cpp);
+    - OpenAI: `{"type": "json_object"}` (JSON mode). Strict `json_schema` cannot say "an
+      object with any keys" (every object needs all its keys listed and required), which is
+      what a fact store is; JSON mode needs "JSON" in the prompt, which upkeep prompts have.
+      Not for o1-mini and o1-preview, which refuse `response_format`;
+    - OpenAI-compatible endpoints: None. An unknown server may reject a field it does not
+      know (or a schema it cannot compile), and that would fail every upkeep call; the prompt
+      asks for JSON and the parser finds it in the reply;
+    - Anthropic: the Messages API has no such field (its builder never calls this).
+    """
+    if request.reply_schema is None:
+        return None
+    if settings.kind == "embedded":
+        return {"type": "json_object", "schema": copy.deepcopy(dict(request.reply_schema))}
+    if settings.kind == "openai" and not settings.model.lower().startswith(
+        ("o1-mini", "o1-preview")
+    ):
+        return {"type": "json_object"}
+    return None
+
+
 def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
     """A streaming chat-completions body: the system message first, then the history."""
     messages: list[dict[str, str]] = []
@@ -38,6 +72,11 @@ def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str,
         messages.append({"role": "system", "content": request.system})
     messages.extend(m.as_dict() for m in request.messages)
     body: dict[str, Any] = {"model": settings.model, "messages": messages}
+    reply_format = response_format(request, settings)
+    if reply_format is not None:
+        body["response_format"] = reply_format
+        if settings.kind == "embedded":
+            body["frequency_penalty"] = EMBEDDED_JSON_FREQUENCY_PENALTY
     if is_reasoning_model(settings):
         body["max_completion_tokens"] = settings.max_tokens
         body["stream"] = True
@@ -86,6 +125,8 @@ def build_anthropic_body(request: Request, settings: ProviderSettings) -> dict[s
     `temperature` is sent when set, except to Anthropic's own API: its current version
     (2026-10-21, what SDK 2.x sends) rejects every sampling parameter with HTTP 400.
     Other servers speaking this format (the embedded llama.cpp) still honour it.
+    A request's `reply_schema` adds nothing: the Messages API has no response-format field,
+    so a JSON reply rests on the prompt (which asks for JSON) and on the parser.
     """
     body: dict[str, Any] = {"model": settings.model, "max_tokens": settings.max_tokens}
     if request.system:

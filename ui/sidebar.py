@@ -247,7 +247,9 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         f"Short upkeep calls (summary ≤ {limits.summary}, facts ≤ {limits.extraction} tokens)",
         value=choice.short_upkeep,
         help="Summaries and fact extraction read the new turn plus the current summary or "
-        "facts; this caps what they may write. Off: as long as a reply.",
+        "facts; this caps what they may write. Off: as long as a reply. Fact extraction asks "
+        "for JSON of one shape: the embedded model is held to it by a grammar and stops at "
+        "its closing brace; OpenAI gets JSON mode; other endpoints rely on the prompt.",
     )
     prompt_cache = choice.prompt_cache
     if preset.kind in ("embedded", "anthropic"):

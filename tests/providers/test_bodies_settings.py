@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from memory.types import Usage
+from memory.maintenance import FACT_UPDATE_SCHEMA, extraction_request
+from memory.tokens import TokenCounter
+from memory.types import Turn, Usage
 from providers import (
     KINDS,
     PRESETS,
@@ -19,7 +23,7 @@ from providers import (
     model_info,
     preset,
 )
-from providers.bodies import LEADING_USER_PLACEHOLDER
+from providers.bodies import EMBEDDED_JSON_FREQUENCY_PENALTY, LEADING_USER_PLACEHOLDER
 from providers.catalog import Price, choice_for, prices, settings_for
 from providers.settings import NO_KEY, ProviderChoice
 from tests.providers.conftest import make_request
@@ -261,3 +265,42 @@ def test_prompt_cache_goes_in_the_body_only_for_the_embedded_server():
     assert build_body(request, on)["cache_prompt"] is True
     assert "cache_prompt" not in build_body(request, preset("embedded").settings())
     assert "cache_prompt" not in build_body(request, preset("groq").settings(prompt_cache=True))
+
+
+EXTRACTION = extraction_request(
+    TokenCounter("o200k_base"), {}, Turn(1, "I'm Chiru, I earn ₹1,20,000.", "Hello Chiru.")
+)
+
+
+def test_a_json_reply_is_asked_for_where_the_provider_can_hold_the_model_to_it():
+    embedded_body = build_body(EXTRACTION, preset("embedded").settings())
+    assert embedded_body["response_format"] == {"type": "json_object", "schema": FACT_UPDATE_SCHEMA}
+    assert embedded_body["response_format"]["schema"] is not FACT_UPDATE_SCHEMA  # a copy
+    assert embedded_body["frequency_penalty"] == EMBEDDED_JSON_FREQUENCY_PENALTY > 0
+    openai_body = build_body(EXTRACTION, ProviderSettings("openai", "gpt-4o-mini"))
+    assert openai_body["response_format"] == {"type": "json_object"}  # JSON mode: any keys
+    assert "json" in openai_body["messages"][0]["content"].lower()  # JSON mode requires it
+    assert "response_format" in build_body(EXTRACTION, ProviderSettings("openai", "o3-mini"))
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        ProviderSettings("openai", "o1-mini"),  # refuses response_format
+        ProviderSettings("openai_compatible", "llama3", base_url="http://127.0.0.1:9/v1"),
+        ProviderSettings("anthropic", "claude-haiku-4-5"),
+        ProviderSettings("anthropic", "smollm2", base_url="http://127.0.0.1:9"),
+    ],
+    ids=["o1-mini", "openai-compatible", "anthropic", "anthropic-format-server"],
+)
+def test_no_response_format_where_it_is_unknown_or_refused(settings):
+    body = build_body(EXTRACTION, settings)
+    assert "response_format" not in body and "schema" not in json.dumps(body)
+
+
+@pytest.mark.parametrize(
+    "settings", [preset("embedded").settings(), ProviderSettings("openai", "gpt-4o-mini")]
+)
+def test_a_request_without_a_reply_schema_gets_no_response_format(settings):
+    body = build_body(HISTORY, settings)
+    assert "response_format" not in body and "frequency_penalty" not in body

@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 import threading
 import urllib.request
+from pathlib import Path
 
 import pytest
 
+from lanes.session import UpkeepLimits
+from memory.maintenance import FACT_UPDATE_SCHEMA, extraction_request, parse_fact_update
+from memory.tokens import TokenCounter
+from memory.types import Turn
 from providers import ContextLengthExceeded, ProviderSettings, as_model_fn, embedded, preset, stream
+from scenarios.fincoach import DEMO_TURNS
 from tests.providers.conftest import make_request
 
 pytestmark = pytest.mark.embedded
+
+RECORDED = Path(__file__).resolve().parents[2] / "scenarios" / "fincoach_recorded.json"
 
 # With the fact right there in the payload, the model names it (at temperature 0 this
 # exact request gives the same answer every time).
@@ -130,3 +138,18 @@ def test_prompt_cache_is_asked_for_in_the_body_and_used(embedded_server):
     assert second.usage.details.get("cached_tokens", 0) > 0
     # the replies may differ: a 135M model at temperature 0 is that sensitive to how its
     # prompt was computed (which is why the survival lab leaves the cache off)
+
+
+def test_fact_extraction_on_fincoach_turn_1_is_json_that_sets_facts(embedded_server):
+    # turn 1 of the demo as the embedded model answered it (the recorded demo's entity lane)
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))["lanes"]["entity"]["turns"][0]
+    turn = Turn(1, DEMO_TURNS[0], recorded["reply"])
+    request = extraction_request(TokenCounter(), {}, turn)
+    reply = stream(request, settings(max_tokens=UpkeepLimits().extraction))
+    assert reply.ok, reply.error_message
+    assert reply.body["response_format"]["schema"] == FACT_UPDATE_SCHEMA
+    # the grammar ends the reply at the closing brace, before the cap, with nothing after it
+    assert reply.finish_reason == "stop", reply.text
+    assert isinstance(json.loads(reply.text), dict)
+    to_set, _ = parse_fact_update(reply.text)
+    assert to_set, reply.text

@@ -8,6 +8,9 @@ import time
 
 import pytest
 
+from memory.maintenance import FACT_UPDATE_SCHEMA, extraction_request
+from memory.tokens import TokenCounter
+from memory.types import Turn
 from providers import (
     AuthError,
     BadRequest,
@@ -313,3 +316,28 @@ def test_a_callbacks_own_exception_propagates(fake):
     with pytest.raises(StopRun):
         stream(REQUEST, settings_for(fake, "openai", "ok"), on_delta)
     assert len(fake.requests) == 1
+
+
+EXTRACTION = extraction_request(
+    TokenCounter("o200k_base"), {"name": "Chiru"}, Turn(2, "I spend ₹60,000.", "Noted.")
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("embedded", {"type": "json_object", "schema": FACT_UPDATE_SCHEMA}),
+        ("openai", {"type": "json_object"}),
+        ("openai_compatible", None),  # an unknown server may reject the field: not sent
+        ("anthropic", None),  # the Messages API has no such field
+    ],
+)
+def test_the_extraction_reply_format_on_the_wire(fake, kind, expected):
+    base = fake.url if kind == "anthropic" else fake.url + "/v1"
+    settings = ProviderSettings(kind, "ok", base_url=base, api_key=TEST_KEY, timeout=5.0)
+    reply = stream(EXTRACTION, settings)
+    assert reply.ok, reply.error_message
+    received = only_body(fake)
+    assert received.json == reply.body  # the payload the UI shows is what went out
+    assert received.json.get("response_format") == expected
+    assert ("frequency_penalty" in received.json) == (kind == "embedded")
