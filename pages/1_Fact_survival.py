@@ -303,9 +303,8 @@ if applied:
     facts = facts_from_editor(edited, settings["facts"])
     if facts_upload is not None:
         try:
-            text = facts_upload.getvalue().decode("utf-8")
-            facts = [f.to_dict() for f in parse_facts_json(text)]
-        except (SurvivalConfigError, UnicodeDecodeError) as exc:
+            facts = [f.to_dict() for f in parse_facts_json(facts_upload.getvalue())]
+        except SurvivalConfigError as exc:
             st.error(f"Could not read {facts_upload.name}: {exc}")
     if add_examples:
         have = {f["key"] for f in facts}

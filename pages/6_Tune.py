@@ -223,9 +223,9 @@ if applied:
         new = new.replace(facts_file=facts_upload.getvalue())
     elif facts_upload is not None:
         try:
-            facts = parse_facts_json(facts_upload.getvalue().decode("utf-8"))
+            facts = parse_facts_json(facts_upload.getvalue())
             new = new.replace(facts=facts, use_facts=tuple(f.key for f in facts))
-        except (SurvivalConfigError, UnicodeDecodeError) as exc:
+        except SurvivalConfigError as exc:
             problems.append(f"Could not read {facts_upload.name}: {exc}")
     st.session_state.tune_settings = settings = new
 for problem in problems:
