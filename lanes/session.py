@@ -13,8 +13,8 @@ next piece, the turn is recorded as cancelled and nothing of it enters that lane
 Upkeep calls (summaries, extraction) get their own output limits (`UpkeepLimits`), so a
 weak model that rambles cannot make them as long as a reply.
 
-A little over 400 lines: the Session's turn bookkeeping (claim, cancel, finish once, retry,
-snapshot) is one lock's contract, and it reads best kept with the class that holds the lock.
+A little over 400 lines: the Session's turn bookkeeping (begin, claim, cancel, finish once,
+retry) is one lock's contract, and it reads best kept with the class that holds the lock.
 """
 
 from __future__ import annotations

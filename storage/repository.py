@@ -14,8 +14,8 @@ go through `public_settings`, and every text through `records.dumps` (known secr
 
 The writes are in storage/writes.py (a mixin of Store).
 
-A little over 400 lines: the connection setup and every read of a saved session (list, load,
-continue) share the row-to-record helpers here; the writes are already apart.
+A little over 400 lines: the connection setup and every read of a saved session (list, info,
+load) share the row-to-record helpers here; the writes are already apart.
 """
 
 from __future__ import annotations
