@@ -319,3 +319,34 @@ def test_a_failed_or_cancelled_turn_warms_nothing():
     session.cancel()
     session.run_lane("full", session.turn)  # stopped before sending
     assert session.lane_warmups == {} and transport.warmed == []
+
+
+@pytest.mark.embedded
+def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_message():
+    import uuid
+
+    from providers import preset
+
+    settings = preset("embedded").settings(max_tokens=16, prompt_cache=True)
+
+    def second_turn_reads(warm: bool) -> int:
+        prompt = f"Session {uuid.uuid4().hex}. {fincoach.SYSTEM_PROMPT}"  # no slot holds it
+        session = Session(
+            system_prompt=prompt,
+            lanes=[LaneSpec("summary", REGISTRY["summary"].defaults())],  # folds every turn
+            provider=settings,
+            maintenance=settings.with_(max_tokens=48),  # a summary long enough to tell
+        )
+        session.next_turn_queued = not warm  # one lane, the last: queued means no warm-up
+        [first] = session.run_turn(fincoach.DEMO_TURNS[0]).values()
+        assert first.ok and first.account.summary is None, first.error
+        assert session.lanes["summary"].strategy.summary  # the fold changed the next prefix
+        wait_lane_warmups(session)
+        assert bool(session.lane_warmups) == warm
+        [second] = session.run_turn(fincoach.DEMO_TURNS[1]).values()
+        assert second.ok and second.account.summary, second.error
+        return (second.billed_input or 0) - (second.cached_input or 0)
+
+    cold, warmed = second_turn_reads(False), second_turn_reads(True)
+    # warmed: the system prompt and the new summary were read between the turns
+    assert warmed < 50 and cold > warmed + 30, (cold, warmed)
