@@ -40,6 +40,7 @@ from memory.standins import StaticReply
 from memory.types import Completion, ModelFn, Request, Usage
 from providers import ProviderError, ProviderSettings, build_body, model_info
 from providers.batch import BATCH_DISCOUNT, MAX_LINES, batch_body
+from storage.sweep_records import NewRequest
 
 UPKEEP_MODES = ("stand-in", "interactive")
 ASSUMED_REPLY_TOKENS = 60
@@ -271,17 +272,6 @@ def estimate_sweep(
 
 
 @dataclass(frozen=True)
-class PlannedRequest:
-    """One batch request: its custom_id, body, local prompt count and how many probes use it."""
-
-    custom_id: str
-    body: Mapping[str, Any]
-    prompt_tokens: int
-    probes: int
-    body_json: str | None = None  # the body's JSON, made once for its hash and the store
-
-
-@dataclass(frozen=True)
 class SweepPlan:
     """Everything a sweep sends (for one model), and what turns its replies into a result.
 
@@ -291,7 +281,7 @@ class SweepPlan:
     config: Any
     settings: ProviderSettings
     upkeep: str
-    requests: tuple[PlannedRequest, ...]
+    requests: tuple[NewRequest, ...]
     upkeep_records: Mapping[str, Mapping[str, Any]]
     estimate: SweepEstimate
     notes: tuple[str, ...] = field(default=())
@@ -352,7 +342,7 @@ def prepare_sweep(
     """Run the grid's conversation (and interactive upkeep, if chosen) and collect every probe
     request as a batch request. Interactive upkeep calls the model now (list prices)."""
     est = estimate_sweep(config, settings, upkeep=upkeep)
-    found: dict[str, PlannedRequest] = {}
+    found: dict[str, NewRequest] = {}
     lock = threading.Lock()
     records: Mapping[str, Mapping[str, Any]] = {}
     summarize = extract = None
@@ -368,7 +358,7 @@ def prepare_sweep(
 
 
 def capturing(
-    settings: ProviderSettings, found: dict[str, PlannedRequest], lock: threading.Lock
+    settings: ProviderSettings, found: dict[str, NewRequest], lock: threading.Lock
 ) -> Callable[[Request, Callable[[str], None] | None], StaticReply]:
     """A sender that answers nothing and keeps each request's batch body in `found` (by its
     hash: identical requests once, counted in `probes`)."""
@@ -380,9 +370,7 @@ def capturing(
         with lock:
             old = found.get(key)
             probes = (old.probes if old else 0) + 1
-            found[key] = PlannedRequest(
-                custom_id_of(key), body, request.tokens.content, probes, raw
-            )
+            found[key] = NewRequest(custom_id_of(key), body, request.tokens.content, probes, raw)
         return StaticReply("", model=settings.model)
 
     return capture
@@ -398,7 +386,7 @@ def recording(settings: ProviderSettings, fn: ModelFn | None) -> tuple[ModelFn, 
 
 
 def planned_estimate(
-    est: SweepEstimate, requests: tuple[PlannedRequest, ...], settings: ProviderSettings
+    est: SweepEstimate, requests: tuple[NewRequest, ...], settings: ProviderSettings
 ) -> SweepEstimate:
     """`est` with the planned requests' exact number and locally counted tokens."""
     tokens_in = sum(r.prompt_tokens for r in requests)
@@ -422,7 +410,7 @@ def with_exact_counts(plan: SweepPlan) -> SweepPlan:
     endpoint cannot count or no key is set."""
     from providers.counting import count_body
 
-    counted: list[PlannedRequest] = []
+    counted: list[NewRequest] = []
     source = ""
     for r in plan.requests:
         found = count_body(r.body, plan.settings)

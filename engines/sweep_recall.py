@@ -35,7 +35,6 @@ from engines.recall import (
     summarise,
 )
 from engines.sweep import (
-    PlannedRequest,
     SweepError,
     SweepEstimate,
     SweepPlan,
@@ -55,6 +54,7 @@ from memory.types import Completion, ModelFn, Request
 from providers import ProviderError, ProviderSettings
 from providers.batch import batch_body
 from scenarios.longmem import LongConversation, LongMemFormatError, parse_conversation
+from storage.sweep_records import NewRequest
 
 KIND = "recall"
 
@@ -162,8 +162,8 @@ def dry_run(grid: RecallGrid) -> DryRun:
                   summarize.tokens + extract.tokens)  # fmt: skip
 
 
-def _planned(requests: Sequence[Request], settings: ProviderSettings) -> tuple[PlannedRequest, ...]:  # fmt: skip
-    found: dict[str, PlannedRequest] = {}
+def _planned(requests: Sequence[Request], settings: ProviderSettings) -> tuple[NewRequest, ...]:  # fmt: skip
+    found: dict[str, NewRequest] = {}
     capture = capturing(settings, found, threading.Lock())
     for request in requests:
         capture(request, None)
@@ -185,7 +185,7 @@ def estimate_recall_sweep(
 
 
 def _estimate(grid: RecallGrid, settings: ProviderSettings, upkeep: str, dry: DryRun,
-              planned: tuple[PlannedRequest, ...]) -> SweepEstimate:  # fmt: skip
+              planned: tuple[NewRequest, ...]) -> SweepEstimate:  # fmt: skip
     est = make_estimate(
         settings,
         cells=grid.cells,

@@ -54,7 +54,6 @@ from storage.sweeps import (
     SUBMITTED,
     SUCCEEDED,
     LineOutcome,
-    NewRequest,
     SweepRecord,
     SweepRequest,
     SweepStore,
@@ -146,11 +145,7 @@ def save_plan(store: SweepStore, plan: SweepPlan | Sequence[SweepPlan], *,
             "notes": list(first.notes),
         },  # fmt: skip
         upkeep=upkeep,
-        requests=[
-            NewRequest(r.custom_id, r.body, r.prompt_tokens, r.probes, r.body_json, arm=i)
-            for i, p in enumerate(plans)
-            for r in p.requests
-        ],
+        requests=[replace(r, arm=i) for i, p in enumerate(plans) for r in p.requests],
         kind=first.kind,
         models=", ".join(p.settings.model for p in plans),
     )

@@ -41,6 +41,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from memory.errors import InvalidParameter
+from memory.jsontext import decoded, parse_json
 
 FORMAT = 1  # the version of the JSON form `Composition.to_dict` writes
 KINDS: tuple[str, ...] = ("pinned", "summary", "facts", "retrieved", "recent")
@@ -293,14 +294,7 @@ class Composition:
     @classmethod
     def from_json(cls, text: str) -> Composition:
         """A composition from JSON text; InvalidParameter says what is wrong and where."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InvalidParameter(
-                f"the composition is not valid JSON: {error.msg} at line {error.lineno}, "
-                f"column {error.colno}"
-            ) from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text, "the composition", InvalidParameter))
 
     # --- parameters, as the registry shows them ----------------------------------------------
 
@@ -338,19 +332,11 @@ class Composition:
 def read_composition(data: str | bytes, *, source: str = "the file") -> Composition:
     """A composition from an uploaded or saved JSON file (text or bytes); InvalidParameter
     says what is wrong with `source` (not UTF-8, not JSON, which field) and nothing is kept."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InvalidParameter(
-                f"{source} is not UTF-8 text (byte {exc.start + 1}): export the composition "
-                "from Memory Lab again"
-            ) from None
-    data = data.removeprefix("\ufeff")
-    if not data.strip():
+    text = decoded(data, source, InvalidParameter).removeprefix("\ufeff")
+    if not text.strip():
         raise InvalidParameter(f"{source} is empty: it should hold one composition as JSON")
     try:
-        return Composition.from_json(data)
+        return Composition.from_json(text)
     except InvalidParameter as exc:
         raise InvalidParameter(f"{source}: {exc}") from None
 

@@ -5,7 +5,6 @@ with `to_frame()`; pandas is imported only when a frame is asked for.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
@@ -332,11 +331,12 @@ class SessionRecords:
 def load_session(session: str | Path, *, db_url: str | None = None) -> SessionRecords:
     """A saved session by id (from the store at `db_url`, default `$MEMORY_LAB_DB_URL` or the
     app's SQLite file), or from a JSON export file's path."""
+    from storage import export_check
     from storage.store import SavedSession, Store
 
     path = Path(session)
     if path.suffix == ".json" and path.is_file():
-        saved = SavedSession.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        saved = SavedSession.from_dict(export_check.loads(path.read_bytes(), path.name))
     else:
         store = Store(db_url)
         try:

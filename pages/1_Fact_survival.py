@@ -39,6 +39,7 @@ from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui.app_state import AppConfig, settings_for
+from ui.page_jobs import job_board, take_finished
 from ui.picker import strategy_picker
 from ui.survival_form import build_config, facts_from_editor, facts_rows
 
@@ -61,12 +62,6 @@ ESTIMATE_FIELDS = (
     "rows",
     "exact",
 )
-
-
-@st.cache_resource
-def job_board() -> jobs.Board:
-    """Survival runs by id; cached so a module reload (a file edit) does not lose them."""
-    return jobs.default_board()
 
 
 def main_config() -> AppConfig:
@@ -152,22 +147,6 @@ def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) 
     st.session_state.survival_result = None
 
 
-def collect_finished_job() -> None:
-    """Move a finished job's result into session state (as plain data)."""
-    job = job_board().get(st.session_state.survival_job)
-    if job is None:
-        st.session_state.survival_job = None
-        st.session_state.survival_error = "the run was lost (the app restarted): run it again"
-        return
-    if not job.done:
-        return
-    st.session_state.survival_job = None
-    if job.result is not None:
-        st.session_state.survival_result = job.result.as_dict()
-    if job.error:
-        st.session_state.survival_error = job.error
-
-
 # ---- state -------------------------------------------------------------------------------
 app = main_config()
 choices = {c.label: c for c in lane_choices(app)}
@@ -176,8 +155,12 @@ st.session_state.setdefault("survival_job", None)
 st.session_state.setdefault("survival_result", None)
 st.session_state.setdefault("survival_error", None)
 settings: dict[str, Any] = st.session_state.survival_settings
-if st.session_state.survival_job:
-    collect_finished_job()
+finished = take_finished("survival_job", lost="the run was lost (the app restarted): run it again")
+if finished is not None:  # its result is kept as plain data
+    if finished.result is not None:
+        st.session_state.survival_result = finished.result.as_dict()
+    if finished.error:
+        st.session_state.survival_error = finished.error
 running = bool(st.session_state.survival_job)
 
 # ---- header ------------------------------------------------------------------------------
@@ -303,9 +286,8 @@ if applied:
     facts = facts_from_editor(edited, settings["facts"])
     if facts_upload is not None:
         try:
-            text = facts_upload.getvalue().decode("utf-8")
-            facts = [f.to_dict() for f in parse_facts_json(text)]
-        except (SurvivalConfigError, UnicodeDecodeError) as exc:
+            facts = [f.to_dict() for f in parse_facts_json(facts_upload.getvalue())]
+        except SurvivalConfigError as exc:
             st.error(f"Could not read {facts_upload.name}: {exc}")
     if add_examples:
         have = {f["key"] for f in facts}

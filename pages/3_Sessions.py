@@ -23,6 +23,7 @@ from present.lanes import comparison_figure, cumulative_figure, lane_figure
 from storage.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
 from ui import persistence
 from ui.app_state import AppConfig, LaneChoice, maintenance_settings, settings_for
+from ui.page_jobs import job_board, take_finished
 from ui.picker import by_name, strategy_picker
 from ui.safe import plain
 
@@ -341,13 +342,13 @@ def start_replay(
         )
         return session.id
 
-    job = jobs.submit(work, name="replay")
+    job = job_board().submit(work, name="replay")
     st.session_state.sessions_job = job.id
 
 
 @st.fragment(run_every=1.0)
 def replay_progress() -> None:
-    job = jobs.get(st.session_state.sessions_job)
+    job = job_board().get(st.session_state.sessions_job)
     if job is None or job.done:
         st.rerun()
         return
@@ -360,19 +361,14 @@ def replay_progress() -> None:
 
 
 def collect_replay() -> None:
-    job = jobs.get(st.session_state.sessions_job)
-    if job is None:
-        st.session_state.sessions_job = None
-        st.error("The replay was lost (the app restarted): run it again.")
+    finished = take_finished("sessions_job", lost="it was lost (the app restarted): run it again")
+    if finished is None:
         return
-    if not job.done:
-        return
-    st.session_state.sessions_job = None
-    if job.error:
-        st.error(f"The replay failed: {job.error}")
-    elif job.result:
-        st.session_state.sessions_selected = job.result
-        st.session_state.sessions_open = job.result
+    if finished.error:
+        st.error(f"The replay failed: {finished.error}")
+    elif finished.result:
+        st.session_state.sessions_selected = finished.result
+        st.session_state.sessions_open = finished.result
         flash(
             "Replay saved: it is selected in the Saved sessions tab (open it, continue it, "
             "or export it)."
@@ -391,8 +387,7 @@ with import_tab:
     pasted = st.text_area("…or paste it here", height=140, key="import_text")
     raw: str | bytes | None = upload.getvalue() if upload is not None else (pasted or None)
     source_name = upload.name if upload is not None else ""
-    if st.session_state.sessions_job:
-        collect_replay()
+    collect_replay()
     if raw:
         transcript: transcripts.Transcript | None
         try:

@@ -20,6 +20,7 @@ from memory.errors import MemoryLabError
 from scenarios.filler import BANK
 from ui import tune_view
 from ui.lane_handoff import main_config
+from ui.page_jobs import job_board, take_finished
 from ui.picker import by_name, strategy_picker
 from ui.tune_form import (
     QUESTION_SOURCES,
@@ -62,7 +63,7 @@ def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -
         )
         return result.as_dict()
 
-    job = tune_view.job_board().submit(work, name="tune")
+    job = job_board().submit(work, name="tune")
     st.session_state.tune_error = None
     st.session_state.tune_job = job.id
     st.session_state.tune_result = None
@@ -75,17 +76,6 @@ def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -
     }
 
 
-def collect_finished_job() -> None:
-    job = tune_view.job_board().get(st.session_state.tune_job)
-    if job is None:
-        st.session_state.tune_job = None
-        st.session_state.tune_error = "the search was lost (the app restarted): run it again"
-    elif job.done:
-        st.session_state.tune_job = None
-        st.session_state.tune_result = job.result
-        st.session_state.tune_error = job.error
-
-
 # ---- state -------------------------------------------------------------------------------
 app = main_config()
 st.session_state.setdefault("tune_settings", TuneSettings())
@@ -94,8 +84,10 @@ st.session_state.setdefault("tune_result", None)
 st.session_state.setdefault("tune_error", None)
 st.session_state.setdefault("tune_run", None)
 settings: TuneSettings = st.session_state.tune_settings
-if st.session_state.tune_job:
-    collect_finished_job()
+finished = take_finished("tune_job", lost="the search was lost (the app restarted): run it again")
+if finished is not None:
+    st.session_state.tune_result = finished.result
+    st.session_state.tune_error = finished.error
 running = bool(st.session_state.tune_job)
 
 st.title("Auto-tune")
@@ -223,9 +215,9 @@ if applied:
         new = new.replace(facts_file=facts_upload.getvalue())
     elif facts_upload is not None:
         try:
-            facts = parse_facts_json(facts_upload.getvalue().decode("utf-8"))
+            facts = parse_facts_json(facts_upload.getvalue())
             new = new.replace(facts=facts, use_facts=tuple(f.key for f in facts))
-        except (SurvivalConfigError, UnicodeDecodeError) as exc:
+        except SurvivalConfigError as exc:
             problems.append(f"Could not read {facts_upload.name}: {exc}")
     st.session_state.tune_settings = settings = new
 for problem in problems:
@@ -256,7 +248,7 @@ if evaluator is not None:
 if running:
     run = st.session_state.tune_run or {}
     tune_view.progress(
-        tune_view.job_board(),
+        job_board(),
         st.session_state.tune_job,
         run.get("strategies", []),
         float(run.get("time_limit", 0)),

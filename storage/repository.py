@@ -13,6 +13,9 @@ not overwritten: the second writer's turn goes to a copy. No key is ever stored:
 go through `public_settings`, and every text through `records.dumps` (known secrets masked).
 
 The writes are in storage/writes.py (a mixin of Store).
+
+A little over 400 lines: the connection setup and every read of a saved session (list, info,
+load) share the row-to-record helpers here; the writes are already apart.
 """
 
 from __future__ import annotations

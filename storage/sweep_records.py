@@ -89,14 +89,15 @@ class SweepBatch:
 
 @dataclass(frozen=True)
 class NewRequest:
-    """A request to save with a new sweep."""
+    """One batch request of a planned sweep, as it is saved with the new sweep: its custom_id,
+    body, local prompt count and how many probes use it (engines/sweep.py plans these)."""
 
     custom_id: str
     body: Mapping[str, Any]
     prompt_tokens: int
     probes: int
-    body_json: str | None = None  # the body already as JSON (saved as is)
-    arm: int = 0
+    body_json: str | None = None  # the body's JSON, made once for its hash and saved as is
+    arm: int = 0  # the model of a multi-model sweep that sends it (its plan's index)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,18 @@
 """Every test gets its own session store (nothing is written under data/); fixtures several
-folders share: the token counter and the fake batch endpoint."""
+folders share: the token counter, the fake batch endpoint and compositions registered for one
+test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
 if TYPE_CHECKING:
+    from memory.compose import Composition
+    from memory.registry import StrategySpec
     from tests.providers.fake_batch_server import FakeBatchServer
 
 # `--hypothesis-profile long` runs the strategy contract suite (tests/memory/test_contracts.py)
@@ -43,3 +46,21 @@ def fb(batch_server: FakeBatchServer) -> Iterator[FakeBatchServer]:
     """The session's fake batch endpoint, with its records and faults cleared for this test."""
     with batch_server.cleared() as server:
         yield server
+
+
+@pytest.fixture
+def register() -> Iterator[Callable[[Composition], StrategySpec]]:
+    """`register(composition)` registers it as a strategy (its spec) for this test only; every
+    composition registered so is removed after the test, even one the test removed itself."""
+    from memory.registry import register_composition, unregister_composition
+
+    names: list[str] = []
+
+    def add(composition: Composition) -> StrategySpec:
+        spec = register_composition(composition)
+        names.append(composition.name)
+        return spec
+
+    yield add
+    for name in names:
+        unregister_composition(name)

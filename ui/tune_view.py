@@ -3,7 +3,7 @@ the frontier with the winner, the settings tried, downloads), "Add as lane", and
 optional confirmation of a setting with real recall calls (its cost shown first).
 
 The page (pages/6_Tune.py) holds the form and the state; everything drawn from a result is
-here. Jobs run on lanes.jobs' board: the page keeps only their ids in session state.
+here. Jobs run on ui/page_jobs.py's board: the page keeps only their ids in session state.
 """
 
 from __future__ import annotations
@@ -28,15 +28,10 @@ from present.tune import frontier_figure
 from ui import composer_view, navigation
 from ui.app_state import AppConfig, maintenance_settings, settings_for
 from ui.lane_handoff import add_as_lane
+from ui.page_jobs import job_board
 from ui.tune_form import frontier_options, trials_table, unit
 
 CONFIRM_REPLY_TOKENS = 64
-
-
-@st.cache_resource
-def job_board() -> jobs.Board:
-    """Searches and confirmations by id; cached so a module reload keeps the same board."""
-    return jobs.default_board()
 
 
 def progress_line(

@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory.jsontext import parse_json
+
 SPEAKERS = ("user", "assistant")
 DEFAULT_ASK = "What would you suggest?"
 MAX_TEXT = 20_000  # characters in one statement: a paragraph, not a book
@@ -242,19 +244,10 @@ def load_facts(data: Any) -> tuple[Fact, ...]:
     return tuple(Fact.from_dict(item, f"fact {i}") for i, item in enumerate(data, start=1))
 
 
-def parse_facts_json(text: str) -> tuple[Fact, ...]:
-    """Facts from the text of a facts file; SurvivalConfigError for bad JSON of any kind."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SurvivalConfigError(
-            f"the facts file is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise SurvivalConfigError(
-            "the facts file nests too deeply to be a facts file (a list of flat objects)"
-        ) from None
-    return load_facts(data)
+def parse_facts_json(text: str | bytes) -> tuple[Fact, ...]:
+    """Facts from a facts file's contents (text or bytes); SurvivalConfigError for a file that
+    is not UTF-8, not JSON, nested too deeply, or not facts."""
+    return load_facts(parse_json(text, "the facts file", SurvivalConfigError))
 
 
 def facts_json(facts: Sequence[Fact]) -> str:

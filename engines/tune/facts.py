@@ -28,17 +28,17 @@ from engines.survival import (
     load_facts,
     run_survival,
 )
-from engines.transcripts import Transcript, TranscriptError
+from engines.transcripts import Transcript
 from engines.transcripts import parse as parse_transcript
 from engines.tune.evaluator import DEFAULT_SYSTEM, Evaluator, Measure, Point
 from engines.tune.results import COST_PER_TURN, FACTS
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.jsontext import parse_json
 from memory.numbers import find_answer
 from memory.registry import spec
 from memory.standins import fixed_reply
 from memory.tokens import TokenCounter
-from scenarios.transcripts import load_json
 
 
 def _measure_rows(rows: Sequence[ProbeRow]) -> Measure:
@@ -165,20 +165,9 @@ class TranscriptFactsEvaluator(_SurvivalEvaluator):
         name, used to tell formats apart) and a facts file's contents (JSON, see above).
         TranscriptError for the transcript, SurvivalConfigError for the facts."""
         parsed = parse_transcript(transcript, name=name)
-        if isinstance(facts, bytes):
-            try:
-                facts = facts.decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise SurvivalConfigError(
-                    f"the facts file is not UTF-8 text ({exc.reason})"
-                ) from None
-        try:
-            data = load_json(facts)
-        except TranscriptError as exc:  # the one JSON reader's message, for the facts file
-            raise SurvivalConfigError(f"the facts file: {exc}") from None
         return cls(
             parsed,
-            data,
+            parse_json(facts, "the facts file", SurvivalConfigError),
             probe_turns,
             system_prompt=system_prompt,
             counter=counter,

@@ -56,13 +56,32 @@ def settings_for(server: FakeBatchServer, family: str) -> ProviderSettings:
     return ProviderSettings("openai_compatible", "ok", base_url=server.url + "/v1", api_key=KEY)
 
 
-def interactive(config: SurvivalConfig, settings: ProviderSettings, **kw):
-    """The interactive run: each probe answered at once by the same 'model' the server runs."""
+def echoing(settings: ProviderSettings):
+    """A sender answering each request at once as the fake batch server's 'model' does (it
+    echoes the payload)."""
 
     def send(request, on_delta):
         return StaticReply(echo(build_body(request, settings)), model=settings.model)
 
-    return run_survival(config, send=send, workers=1, **kw)
+    return send
+
+
+def recording(settings: ProviderSettings):
+    """A sender that answers nothing, and the list of every body it was asked to send, kept
+    without the streaming fields (a batch line never carries them)."""
+    bodies: list[dict] = []
+
+    def send(request, on_delta):
+        body = build_body(request, settings)
+        bodies.append({k: v for k, v in body.items() if k not in ("stream", "stream_options")})
+        return StaticReply("")
+
+    return send, bodies
+
+
+def interactive(config: SurvivalConfig, settings: ProviderSettings, **kw):
+    """The interactive run: each probe answered at once by the same 'model' the server runs."""
+    return run_survival(config, send=echoing(settings), workers=1, **kw)
 
 
 def rows(result):
@@ -110,16 +129,10 @@ def test_sweeps_refuse_what_cannot_be_batched():
 
 def test_plan_holds_exactly_the_bodies_the_interactive_run_sends(fb):
     settings = settings_for(fb, "openai")
-    live_bodies = []
-
-    def send(request, on_delta):
-        live_bodies.append(build_body(request, settings))
-        return StaticReply("")
-
+    send, live_bodies = recording(settings)
     run_survival(CONFIG, send=send, workers=1)
     plan = prepare_sweep(CONFIG, settings)
-    stripped = {body_key({k: v for k, v in b.items() if k not in ("stream", "stream_options")}) for b in live_bodies}  # fmt: skip
-    assert {body_key(r.body) for r in plan.requests} == stripped
+    assert {body_key(r.body) for r in plan.requests} == {body_key(b) for b in live_bodies}
     assert sum(r.probes for r in plan.requests) == len(live_bodies) == plan.estimate.cells
     # identical payloads (e.g. full and window before the window fills) are sent once
     assert len(plan.requests) < len(live_bodies)

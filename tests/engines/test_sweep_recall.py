@@ -20,9 +20,8 @@ from engines.sweep_run import (
     resubmit_failed,
     start,
 )
-from memory.standins import StaticReply
 from memory.types import Completion
-from providers import ProviderSettings, build_body, model_info
+from providers import ProviderSettings, model_info
 from providers.batch import BATCH_DISCOUNT
 from storage.sweeps import SweepStore
 from tests.engines.test_recall import small
@@ -30,11 +29,12 @@ from tests.engines.test_sweep import (
     CONFIG,
     KEY,
     collect_all,
+    echoing,
     interactive,
     kill_while_polling,
+    recording,
     settings_for,
 )
-from tests.providers.fake_batch_server import echo
 
 GRID = RecallGrid(
     small(),
@@ -52,10 +52,7 @@ GRID = RecallGrid(
 def answered_live(grid: RecallGrid, settings: ProviderSettings, **kw) -> list[RecallRow]:
     """The interactive recall run: each question answered at once by the 'model' the fake
     batch server runs (it echoes the payload)."""
-
-    def send(request, on_delta):
-        return StaticReply(echo(build_body(request, settings)), model=settings.model)
-
+    send = echoing(settings)
     return run_recall([grid.conversation], grid.settings, send=send, model=settings.model, **kw)
 
 
@@ -66,17 +63,11 @@ def table(rows_) -> list[dict]:
 
 def test_a_recall_batch_line_is_the_body_the_interactive_answer_mode_sends(fb):
     settings = settings_for(fb, "openai")
-    live = []
-
-    def send(request, on_delta):
-        live.append(build_body(request, settings))
-        return StaticReply("")
-
+    send, live = recording(settings)
     run_recall([GRID.conversation], GRID.settings, send=send)
     plan = prepare_recall_sweep(GRID, settings)
-    stripped = [{k: v for k, v in b.items() if k not in ("stream", "stream_options")} for b in live]
-    assert {body_key(r.body) for r in plan.requests} == {body_key(b) for b in stripped}
-    assert stripped[0] in [dict(r.body) for r in plan.requests]  # line == live body, whole
+    assert {body_key(r.body) for r in plan.requests} == {body_key(b) for b in live}
+    assert live[0] in [dict(r.body) for r in plan.requests]  # line == live body, whole
     assert sum(r.probes for r in plan.requests) == len(live) == GRID.cells
     assert len(plan.requests) < len(live)  # identical payloads go once
     assert plan.kind == "recall" and plan.estimate.exact_requests

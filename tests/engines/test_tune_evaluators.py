@@ -183,8 +183,10 @@ def test_transcript_facts_that_do_not_match_the_transcript_are_refused(change, m
 def test_transcript_probe_turns_and_files_that_cannot_be_read_are_refused():
     with pytest.raises(SurvivalConfigError, match=r"probe turn N=45 needs turns 1..44, but"):
         TranscriptFactsEvaluator.from_files(transcript_text(), facts_json(), (10, 45))
-    with pytest.raises(SurvivalConfigError, match="the facts file: line 1: not valid JSON"):
+    with pytest.raises(SurvivalConfigError, match=r"the facts file is not valid JSON \(line 1"):
         TranscriptFactsEvaluator.from_files(transcript_text(), "{facts:", (10,))
+    with pytest.raises(SurvivalConfigError, match=r"the facts file is not UTF-8 text \(byte 1\)"):
+        TranscriptFactsEvaluator.from_files(transcript_text(), b"[\xff]", (10,))
     with pytest.raises(TranscriptError, match="line 1"):
         TranscriptFactsEvaluator.from_files("hello there\n", facts_json(), (10,))
 
@@ -295,29 +297,12 @@ def test_a_target_at_turns_nothing_is_judged_at_is_refused(small_world):
 # -- compositions -------------------------------------------------------------------------------
 
 
-@pytest.fixture()
-def registered():
-    """Register compositions for one test and remove them after."""
-    from memory.registry import register_composition, unregister_composition
-
-    names = []
-
-    def add(composition):
-        register_composition(composition)
-        names.append(composition.name)
-        return composition.name
-
-    yield add
-    for name in names:
-        unregister_composition(name)
-
-
-def test_a_composition_is_tuned_like_the_built_in_it_equals(registered):
+def test_a_composition_is_tuned_like_the_built_in_it_equals(register):
     from dataclasses import replace
 
     from memory.compose import builtin_composition
 
-    name = registered(replace(builtin_composition("token_window"), name="tuned_tw"))
+    name = register(replace(builtin_composition("token_window"), name="tuned_tw")).name
     ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12,)), counter=COUNTER)
     result = tune(ev, Target(1.0), strategies=("token_window", name))
     assert_winner_is_cheapest_that_met(result)
@@ -332,12 +317,12 @@ def test_a_composition_is_tuned_like_the_built_in_it_equals(registered):
     assert best[name].tokens_per_turn == best["token_window"].tokens_per_turn
 
 
-def test_a_composition_of_pinned_and_recent_turns_is_searched_on_every_size(registered):
+def test_a_composition_of_pinned_and_recent_turns_is_searched_on_every_size(register):
     from memory.compose import Block, Composition
 
-    name = registered(
+    name = register(
         Composition("pin_recent", (Block("pinned", first=3), Block("recent", count=5)))
-    )
+    ).name
     ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12, 30)), counter=COUNTER)
     result = tune(ev, Target(1.0), strategies=("window", name))
     assert_winner_is_cheapest_that_met(result)
@@ -349,11 +334,11 @@ def test_a_composition_of_pinned_and_recent_turns_is_searched_on_every_size(regi
     assert result.winner.tokens_per_turn < window.tokens_per_turn
 
 
-def test_a_first_size_that_misses_at_its_most_room_is_retried_with_the_others_roomy(registered):
+def test_a_first_size_that_misses_at_its_most_room_is_retried_with_the_others_roomy(register):
     from memory.compose import Block, Composition
 
     # 50 tokens of recent turns hold nothing, whatever recent_k is: the budget must grow too
-    name = registered(Composition("tight_recent", (Block("recent", count=5, budget=50),)))
+    name = register(Composition("tight_recent", (Block("recent", count=5, budget=50),))).name
     ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12,)), counter=COUNTER)
     result = tune(ev, Target(1.0), strategies=(name,))
     assert_winner_is_cheapest_that_met(result)

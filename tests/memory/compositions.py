@@ -49,6 +49,14 @@ SAMPLES: tuple[Composition, ...] = (
 )
 SAMPLE_NAMES: list[str] = [c.name for c in SAMPLES]
 
+# A user's own composition, for the tests that register, save and carry one.
+MINE = Composition(
+    "my_memory",
+    (Block("pinned", first=1), Block("summary", budget=80), Block("recent", count=3)),
+    budget=900,
+    title="My memory",
+)
+
 
 @contextmanager
 def registered(name: str) -> Iterator[None]:

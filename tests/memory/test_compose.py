@@ -22,6 +22,7 @@ from memory.standins import RuleExtractor, SizedExtractor, SizedSummariser
 from memory.strategies.composed import Composed, compose_strategy
 from memory.tokens import TokenCounter
 from memory.types import Request
+from tests.memory.compositions import MINE
 from tests.memory.conftest import FakeSummariser
 
 COUNTER = TokenCounter("o200k_base")
@@ -153,6 +154,7 @@ def test_json_round_trips_every_composition(comp):
     ("text", "message"),
     [
         ("{not json", "not valid JSON"),
+        ("[" * 100_000 + "]" * 100_000, "the composition nests too deeply"),  # no RecursionError
         ("[]", "a composition is a JSON object, got list"),
         ('{"name": "x", "blocks": []}', "this version reads format 1, got None"),
         ('{"format": 2, "name": "x", "blocks": []}', "got 2"),
@@ -325,23 +327,9 @@ def test_every_turn_summary_spares_the_last_k_turns_of_a_recent_block():
 
 # --- the registry --------------------------------------------------------------------------------
 
-MINE = Composition(
-    "my_memory",
-    (Block("pinned", first=1), Block("summary", budget=80), Block("recent", count=3)),
-    budget=900,
-    title="My memory",
-)
 
-
-@pytest.fixture
-def registered():
-    spec = register_composition(MINE)
-    yield spec
-    unregister_composition(MINE.name)
-
-
-def test_a_registered_composition_is_a_strategy_like_any_other(registered):
-    spec = registered
+def test_a_registered_composition_is_a_strategy_like_any_other(register):
+    spec = register(MINE)
     assert REGISTRY["my_memory"] is spec and spec.composition == MINE
     names = [p.name for p in spec.params]
     assert names == [
@@ -425,7 +413,7 @@ def test_a_single_composition_file_round_trips_and_bad_files_say_why():
     assert read_composition(MINE.to_json().encode("utf-8")) == MINE
     assert read_composition("\ufeff" + MINE.to_json()) == MINE
     for data, message in [
-        (b"\xff\xfe{", "x.json is not UTF-8 text (byte 1)"),
+        (b"\xff\xfe{", "x.json is not UTF-8 text (byte 0)"),
         (b"  ", "x.json is empty"),
         (b'{"format": 1, "name": "x", "blocks": [{"kind": "recent", "count": -2}]}', "count"),
     ]:

@@ -16,6 +16,7 @@ from memory.errors import InvalidParameter, UnknownStrategy
 from memory.registry import REGISTRY
 from memory.tokens import TokenCounter, get_encoding
 from present.export import to_json
+from storage.saved import SessionFormatError
 
 
 def test_strategies_lists_the_registry_with_defaults():
@@ -112,6 +113,10 @@ def test_load_session_reads_a_store_and_a_json_export_alike(tmp_path):
     export.write_text(to_json(stored.saved), encoding="utf-8")
     from_file = ml.load_session(export)
     assert from_file.rows == stored.rows
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(b'{"lanes": [' + b"\xff")
+    with pytest.raises(SessionFormatError, match="broken.json is not UTF-8 text"):
+        ml.load_session(broken)
     listed = ml.list_sessions(db_url=db)
     assert listed.id.tolist() == [sid] and listed.turns.tolist() == [2]
 

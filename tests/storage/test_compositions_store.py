@@ -11,35 +11,23 @@ import pytest
 
 from memory.compose import Block, Composition
 from memory.errors import InvalidParameter
-from memory.registry import REGISTRY, register_composition, unregister_composition
+from memory.registry import REGISTRY, unregister_composition
 from storage.store import SavedSession, SessionFormatError, Store
+from tests.memory.compositions import MINE
 from tests.storage.store_support import make_session
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PLAN = Composition(
-    "pinned_plan",
-    (Block("pinned", first=1), Block("summary", budget=100), Block("recent", count=2)),
-    budget=1500,
-    title="Pinned plan",
-)
-
-
-@pytest.fixture
-def plan():
-    register_composition(PLAN)
-    yield PLAN
-    unregister_composition(PLAN.name)
 
 
 def test_save_list_replace_and_delete_compositions(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     assert store.list_compositions() == []
-    store.save_composition(PLAN)
-    changed = Composition("pinned_plan", (Block("recent", count=5),), title="Changed")
+    store.save_composition(MINE)
+    changed = Composition(MINE.name, (Block("recent", count=5),), title="Changed")
     store.save_composition(changed)
     store.save_composition(Composition("another", (Block("recent"),)))
-    assert [c.name for c in store.list_compositions()] == ["another", "pinned_plan"]
-    assert store.load_composition("pinned_plan") == changed  # replaced, not duplicated
+    assert [c.name for c in store.list_compositions()] == ["another", MINE.name]
+    assert store.load_composition(MINE.name) == changed  # replaced, not duplicated
     assert store.delete_composition("another") is True
     assert store.delete_composition("another") is False
     with pytest.raises(KeyError, match="no saved composition named 'another'"):
@@ -50,55 +38,56 @@ def test_save_list_replace_and_delete_compositions(tmp_path):
 
 def test_saved_compositions_register_in_a_new_process(tmp_path):
     url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    Store(url).save_composition(PLAN)
-    assert PLAN.name not in REGISTRY
+    Store(url).save_composition(MINE)
+    assert MINE.name not in REGISTRY
     try:
-        assert Store(url).register_saved_compositions() == (PLAN.name,)
-        assert REGISTRY[PLAN.name].composition == PLAN
+        assert Store(url).register_saved_compositions() == (MINE.name,)
+        assert REGISTRY[MINE.name].composition == MINE
         assert Store(url).register_saved_compositions() == ()  # already there
     finally:
-        unregister_composition(PLAN.name)
+        unregister_composition(MINE.name)
 
 
 def test_an_old_database_gains_the_compositions_table(tmp_path):
     path = tmp_path / "old.sqlite3"
     shutil.copy(FIXTURES / "old_store_v1.sqlite3", path)
     store = Store(f"sqlite:///{path}")
-    store.save_composition(PLAN)
-    assert store.list_compositions() == [PLAN]
+    store.save_composition(MINE)
+    assert store.list_compositions() == [MINE]
     assert [i.id for i in store.list()] == ["old0session1"]  # the old sessions are still there
 
 
-def test_a_session_with_a_composition_lane_opens_where_it_is_not_registered(tmp_path, plan):
-    session = make_session(lanes=("window", PLAN.name))
+def test_a_session_with_a_composition_lane_opens_where_it_is_not_registered(tmp_path, register):
+    register(MINE)
+    session = make_session(lanes=("window", MINE.name))
     session.run_turn("My rent is 25,000 rupees.")
     session.run_turn("What is my rent?")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     saved_id = store.save(session)
     exported = json.dumps(store.load(saved_id).as_dict())
-    assert json.loads(exported)["settings"]["compositions"] == [PLAN.to_dict()]
+    assert json.loads(exported)["settings"]["compositions"] == [MINE.to_dict()]
 
-    unregister_composition(PLAN.name)  # "another machine": the composition is unknown here
+    unregister_composition(MINE.name)  # "another machine": the composition is unknown here
     saved = SavedSession.from_dict(json.loads(exported))
-    assert REGISTRY[PLAN.name].composition == PLAN
-    assert saved.records[PLAN.name][1].ok
+    assert REGISTRY[MINE.name].composition == MINE
+    assert saved.records[MINE.name][1].ok
 
-    unregister_composition(PLAN.name)
+    unregister_composition(MINE.name)
     loaded = store.load(saved_id)  # loading from the database registers it too
-    assert REGISTRY[PLAN.name].composition == PLAN
+    assert REGISTRY[MINE.name].composition == MINE
     assert loaded.records == saved.records
 
 
-def test_a_malformed_carried_composition_is_a_format_error_naming_it(plan):
-    session = make_session(lanes=("window", PLAN.name))
+def test_a_malformed_carried_composition_is_a_format_error_naming_it(register):
+    register(MINE)
+    session = make_session(lanes=("window", MINE.name))
     session.run_turn("hello")
     data = SavedSession.from_session(session).as_dict()
     data["settings"]["compositions"][0]["blocks"][0]["kind"] = "mystery"
-    unregister_composition(PLAN.name)
+    unregister_composition(MINE.name)
     with pytest.raises(SessionFormatError, match=r"settings.compositions\[0\]: .*blocks\[0\]"):
         SavedSession.from_dict(data)
-    assert PLAN.name not in REGISTRY  # nothing registered
-    register_composition(PLAN)  # the fixture unregisters it
+    assert MINE.name not in REGISTRY  # nothing registered
 
 
 def test_sessions_without_compositions_keep_their_settings_unchanged():

@@ -222,26 +222,21 @@ def test_edit_as_blocks_opens_the_winner_in_the_composer():
     assert any(f"From the tuner: {winner['label']}" in s.value for s in at.success)
 
 
-def test_a_registered_composition_is_searched_like_any_strategy():
+def test_a_registered_composition_is_searched_like_any_strategy(register):
     from dataclasses import replace
 
     from memory.compose import builtin_composition
-    from memory.registry import register_composition, unregister_composition
 
-    mine = replace(builtin_composition("token_window"), name="my_window", title="My window")
-    register_composition(mine)
-    try:
-        at = app_page()
-        assert "My window" in at.button_group(key="tune-strategies").options
-        at = search(apply(at, strategies=["token_window", "my_window"], at_n="10"))
-        trials = at.session_state.tune_result["trials"]
-        assert {t["strategy"] for t in trials} == {"token_window", "my_window"}
-        best = {
-            name: min(
-                t["tokens_per_turn"] for t in trials if t["strategy"] == name and t["meets_target"]
-            )
-            for name in ("token_window", "my_window")
-        }
-        assert best["my_window"] == best["token_window"]  # the same strategy, as blocks
-    finally:
-        unregister_composition("my_window")
+    register(replace(builtin_composition("token_window"), name="my_window", title="My window"))
+    at = app_page()
+    assert "My window" in at.button_group(key="tune-strategies").options
+    at = search(apply(at, strategies=["token_window", "my_window"], at_n="10"))
+    trials = at.session_state.tune_result["trials"]
+    assert {t["strategy"] for t in trials} == {"token_window", "my_window"}
+    best = {
+        name: min(
+            t["tokens_per_turn"] for t in trials if t["strategy"] == name and t["meets_target"]
+        )
+        for name in ("token_window", "my_window")
+    }
+    assert best["my_window"] == best["token_window"]  # the same strategy, as blocks

@@ -1,0 +1,42 @@
+"""A page's background job: the board every page submits to, and picking a finished job up.
+
+A page keeps only its job's id in session state (under a key such as "tune_job"); each rerun
+asks `take_finished` whether the job has ended, and moves its outcome into its own state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from lanes import jobs
+
+
+@st.cache_resource
+def job_board() -> jobs.Board:
+    """The process's jobs by id; cached so a module reload (a file edit) does not lose them."""
+    return jobs.default_board()
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a page's job left: its result (None if it failed or was lost) and its error."""
+
+    result: Any
+    error: str | None
+
+
+def take_finished(key: str, *, lost: str) -> Finished | None:
+    """The outcome of the job whose id is in `st.session_state[key]`, once it has ended (the
+    key is then cleared); None while it runs or when there is none. A job this process no
+    longer has (the app restarted) ends with the error `lost`."""
+    job_id = st.session_state.get(key)
+    if not job_id:
+        return None
+    job = job_board().get(job_id)
+    if job is not None and not job.done:
+        return None
+    st.session_state[key] = None
+    return Finished(None, lost) if job is None else Finished(job.result, job.error)
