@@ -206,7 +206,8 @@ def worker(name: str, turns: int) -> dict[str, Any]:
         rows = [r for r in calls.rows if r["turn"] == t]
         lanes = [r for r in rows if r["lane"]]
         upkeep = [r for r in rows if not r["lane"] and not r["warm"]]
-        warms = [r for r in rows if r["warm"]]
+        # warm-ups sent before the turn's end (the next turn's start, or the demo's end)
+        warms = [r for r in rows if r["warm"] and r["began"] < bounds[t - 1]]
         records = [lane.turns[t - 1] for lane in session.lanes.values()]
         extractions = [m for r in records for m in r.maintenance if m.kind == "extraction"]
         per_turn.append(
