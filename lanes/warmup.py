@@ -61,11 +61,10 @@ def wanted(settings: Any) -> bool:
 
 def probes(session: Session, labels: Iterable[str] | None = None) -> list[tuple[Request, Any]]:
     """(request, settings) to warm. For every lane (of `labels`; None: all) whose provider
-    warming pays for, the request
-    its next turn would send for `PROBE_TEXT` (built on a fork with no model: nothing in the
-    lane changes; lanes that cannot build one are skipped); for every such lane that keeps
-    facts, the fact-extraction request its upkeep sends after that turn (long instructions
-    first), where its upkeep model is warmable too."""
+    warming pays for, the request its next turn would send for `PROBE_TEXT` (built on a fork
+    with no model: nothing in the lane changes; lanes that cannot build one are skipped); for
+    every such lane that keeps facts, the fact-extraction request its upkeep sends after that
+    turn (long instructions first), where its upkeep model is warmable too."""
     calls: list[tuple[Request, Any]] = []
     for label in session.lanes if labels is None else labels:
         lane = session.lanes[label]
