@@ -8,18 +8,31 @@ configured once per process), one after the other, in this one run:
 * old: 200-token replies, upkeep calls as long as a reply, every streamed piece redrawn,
   the server on every core with no chunk reuse and no host prompt cache (the app before
   issue 13);
+* base: the app's defaults as session 4 found them (below), without the after-upkeep
+  warm-up;
 * new: the app's defaults now (80-token replies, capped upkeep, paced redraws, the server on
   every core, chunk reuse and a host prompt cache, and the warm-up: every lane's prefix read
   by the model while the page is open, before Play is pressed; the bench waits for it as a
-  presenter would and prints it apart: it is not part of the demo's time).
+  presenter would and prints it apart: it is not part of the demo's time), and after each
+  lane's upkeep its next prefix read while the others finish (lanes/warmup.py
+  `after_upkeep`; counted in the turn, its tokens shown as "warm").
 
-Both use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
+All use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
 starting to the next one starting, as the page lives it), time to first token per lane
 (from the turn starting to that lane's first streamed piece), tokens per turn: prompt
-(read = not found in the prompt cache), reply, upkeep in/out; then totals, the ratios new/old
-and the issue's targets (median turn <= 8 s, demo <= 45 s, first token <= 2 s).
+(read = not found in the prompt cache), reply, upkeep in/out, warm-up; then totals, the
+ratios of the last setting to each earlier one, and the issue's targets (median turn <= 8 s,
+demo <= 45 s, first token <= 2 s), judged on the measured figures.
 
-    .venv/bin/python bench/bench_demo.py [--only new|old] [--turns 5]
+Machines differ: after its demo each worker probes the model's raw speed in the same process
+(bench_embedded's requests: prompt tokens read per second, tokens written per second by six
+requests at once) and prints it next to the issue's reference machine (290 / 145 tokens/s).
+Per turn it prints the model floor (tokens read / prompt speed + tokens written / generation
+speed): what the model alone needs, so wall − floor is what the app adds. Also per turn: how
+many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
+closes the run; the targets themselves are judged on the measured figures only.
+
+    .venv/bin/python bench/bench_demo.py [--only new,base,old] [--turns 5]
 
 Other busy processes skew every figure: the load average is printed before and after.
 """
@@ -48,21 +61,34 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "short_upkeep": False,
         "redraw_every_s": 0.0,
         "warm": False,
+        "warm_after": False,
         "env": {
             "MEMORY_LAB_EMBEDDED_CACHE_REUSE": "0",
             "MEMORY_LAB_EMBEDDED_CACHE_RAM": "0",
             "MEMORY_LAB_EMBEDDED_THREADS": str(os.cpu_count() or 1),
         },
     },
+    "base": {
+        "max_tokens": 80,
+        "short_upkeep": True,
+        "redraw_every_s": None,
+        "warm": True,
+        "warm_after": False,
+        "env": {},
+    },
     "new": {
         "max_tokens": 80,
         "short_upkeep": True,
         "redraw_every_s": None,
         "warm": True,
+        "warm_after": True,
         "env": {},
     },
 }
+ORDER = ["old", "base", "new"]
 TARGET_MEDIAN_S, TARGET_DEMO_S, TARGET_TTFT_S = 8.0, 45.0, 2.0
+# the machine issue 13 was written on: prompt tokens read/s, tokens written/s by 6 at once
+REFERENCE_PROMPT_TPS, REFERENCE_GENERATION_TPS = 290.0, 145.0
 
 
 # ---- the worker: one setting, in its own process -------------------------------------------
@@ -95,11 +121,13 @@ class Calls:
             reply = stream(request, settings, delta)
             usage = reply.usage
             details = dict(usage.details) if usage is not None else {}
+            warm = getattr(settings, "max_tokens", None) == 1  # lanes/warmup.py's one token
             with self.lock:
                 self.rows.append(
                     {
                         "turn": turn,
-                        "lane": request.account.strategy if request.account else None,
+                        "warm": warm,
+                        "lane": request.account.strategy if request.account and not warm else None,
                         "began": began,
                         "first": first[0] if first else None,
                         "ended": time.perf_counter(),
@@ -141,6 +169,8 @@ def worker(name: str, turns: int) -> dict[str, Any]:
     Session.begin_turn = begin_turn  # type: ignore[method-assign]
     if not setting["warm"]:
         Session.warm_up = lambda self: None  # type: ignore[method-assign,assignment,return-value]
+    if not setting["warm_after"]:
+        Session._warm_next = lambda self, name, turn: None  # type: ignore[method-assign]
 
     from scenarios import fincoach
 
@@ -175,8 +205,11 @@ def worker(name: str, turns: int) -> dict[str, Any]:
     for t in range(1, turns + 1):
         rows = [r for r in calls.rows if r["turn"] == t]
         lanes = [r for r in rows if r["lane"]]
-        upkeep = [r for r in rows if not r["lane"]]
+        upkeep = [r for r in rows if not r["lane"] and not r["warm"]]
+        # warm-ups sent before the turn's end (the next turn's start, or the demo's end)
+        warms = [r for r in rows if r["warm"] and r["began"] < bounds[t - 1]]
         records = [lane.turns[t - 1] for lane in session.lanes.values()]
+        extractions = [m for r in records for m in r.maintenance if m.kind == "extraction"]
         per_turn.append(
             {
                 "turn": t,
@@ -188,7 +221,8 @@ def worker(name: str, turns: int) -> dict[str, Any]:
                 # phases, from the turn's start: last reply done, last upkeep call done
                 "replies_s": max((r["ended"] for r in lanes), default=starts[t - 1])
                 - starts[t - 1],
-                "upkeep_s": max((r["ended"] for r in rows), default=starts[t - 1]) - starts[t - 1],
+                "upkeep_s": max((r["ended"] for r in lanes + upkeep), default=starts[t - 1])
+                - starts[t - 1],
                 "prompt": sum(r["prompt"] for r in lanes),
                 "prompt_read": sum(r["prompt"] - r["cached"] for r in lanes),
                 "reply": sum(r["output"] for r in lanes),
@@ -196,8 +230,13 @@ def worker(name: str, turns: int) -> dict[str, Any]:
                 "upkeep_in": sum(r["prompt"] for r in upkeep),
                 "upkeep_read": sum(r["prompt"] - r["cached"] for r in upkeep),
                 "upkeep_out": sum(r["output"] for r in upkeep),
+                "warm_calls": len(warms),
+                "warm_read": sum(r["prompt"] - r["cached"] for r in warms),
+                "extractions": len(extractions),
+                "extractions_parsed": sum(m.error is None for m in extractions),
             }
         )
+    machine = probe_machine()  # after the demo: its requests never warm the demo's slots
     return {
         "setting": name,
         "demo_s": ended - started,
@@ -206,7 +245,27 @@ def worker(name: str, turns: int) -> dict[str, Any]:
         "turns": per_turn,
         "warm": warm,
         "load": os.getloadavg(),
+        "machine": machine,
     }
+
+
+PROBE_REQUESTS, PROBE_TOKENS = 6, 48  # bench_embedded's defaults: 6 lanes, short replies
+
+
+def probe_machine() -> dict[str, float]:
+    """This machine's raw model speed right now, through providers.stream with bench_embedded's
+    requests: prompt tokens read per second (one long prompt) and tokens written per second
+    by PROBE_REQUESTS requests at once (the prompt cache off: every token is work)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_embedded
+
+    from providers import preset
+
+    settings = preset("embedded").settings(max_tokens=PROBE_TOKENS, prompt_cache=False)
+    bench_embedded.at_once([bench_embedded.short_request(0)], settings.with_(max_tokens=4))
+    _, _, read = bench_embedded.prompt_speed(settings)
+    _, _, write = bench_embedded.concurrent_speed(settings, PROBE_REQUESTS)
+    return {"prompt_tps": read, "generation_tps": write}
 
 
 # ---- the parent: run both, print the comparison --------------------------------------------
@@ -244,6 +303,24 @@ def fmt_ttft(values: dict[str, float | None]) -> str:
     return f"{min(known):.1f}–{max(known):.1f}"
 
 
+def floor_s(turn: dict[str, Any], prompt_tps: float, generation_tps: float) -> float:
+    """Seconds the model alone needs for a turn's tokens at these speeds: every token read
+    (lanes' uncached prompt tokens and upkeep's) and every token written (replies, upkeep)."""
+    read = turn["prompt_read"] + turn["upkeep_read"] + turn.get("warm_read", 0)
+    written = turn["reply"] + turn["upkeep_out"] + turn.get("warm_calls", 0)
+    return read / prompt_tps + written / generation_tps
+
+
+def show_machine(result: dict[str, Any]) -> None:
+    m = result["machine"]
+    print(
+        f"[{result['setting']}] this machine now: prompt reading {m['prompt_tps']:.0f} tokens/s "
+        f"(issue's reference {REFERENCE_PROMPT_TPS:.0f}), {PROBE_REQUESTS} at once writing "
+        f"{m['generation_tps']:.0f} tokens/s (reference {REFERENCE_GENERATION_TPS:.0f}); "
+        f"probed after the demo, same process"
+    )
+
+
 def show(result: dict[str, Any]) -> None:
     setting = SETTINGS[result["setting"]]
     print(
@@ -256,18 +333,28 @@ def show(result: dict[str, Any]) -> None:
         f"[{result['setting']}] demo {result['demo_s']:.1f} s · server {result['slots']} slots, "
         f"{result['threads']} threads · load after {' '.join(f'{x:.1f}' for x in result['load'])}"
     )
+    show_machine(result)
+    m = result["machine"]
     print(
         "turn   wall s  replies/upkeep done s  first token s (min–max)  prompt (read)    reply  "
-        "upkeep calls in(read)/out  statuses"
+        "upkeep calls in(read)/out  warm(read)  model floor s  facts parsed  statuses"
     )
     for t in result["turns"]:
+        floor = floor_s(t, m["prompt_tps"], m["generation_tps"])
         print(
             f"{t['turn']:>4} {t['wall_s']:>8.1f}  {t['replies_s']:>10.1f} /{t['upkeep_s']:>5.1f}  "
             f"{fmt_ttft(t['ttft_s']):>23}  "
             f"{t['prompt']:>6} ({t['prompt_read']:>5})  {t['reply']:>6}  "
             f"{t['upkeep_calls']:>5} {t['upkeep_in']:>5}({t['upkeep_read']:>5})/{t['upkeep_out']:<5}"
+            f"  {t['warm_calls']:>3}({t['warm_read']:>5})"
+            f"  {floor:>13.1f}  {t['extractions_parsed']:>6} of {t['extractions']:<3}"
             f"  {','.join(t['statuses'])}"
         )
+    print(
+        "model floor: (tokens read) / prompt speed + (tokens written) / generation speed, at "
+        "this machine's probed speeds; wall − floor is the app's overhead and the waiting. "
+        "facts parsed: extraction replies the memory core could read (MaintenanceCall.error None)"
+    )
     warm = result.get("warm")
     if warm:
         print(
@@ -286,10 +373,16 @@ def show(result: dict[str, Any]) -> None:
 def totals(result: dict[str, Any]) -> dict[str, float]:
     turns = result["turns"]
     ttfts = [v for t in turns for v in t["ttft_s"].values() if v is not None]
+    m = result["machine"]
+    floors = [floor_s(t, m["prompt_tps"], m["generation_tps"]) for t in turns]
     return {
         "median turn s": statistics.median(t["wall_s"] for t in turns),
         "demo s": result["demo_s"],
         "worst first token s": max(ttfts) if ttfts else float("nan"),
+        "model floor, demo s": sum(floors),
+        "overhead (demo − floor) s": result["demo_s"] - sum(floors),
+        "facts parsed (of extractions)": sum(t["extractions_parsed"] for t in turns),
+        "extractions": sum(t["extractions"] for t in turns),
         "tokens read (prompt, uncached)": sum(t["prompt_read"] for t in turns),
         "tokens written (replies)": sum(t["reply"] for t in turns),
         "upkeep tokens read": sum(t["upkeep_read"] for t in turns),
@@ -299,7 +392,11 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=sorted(SETTINGS))
+    parser.add_argument(
+        "--only",
+        type=lambda text: [n.strip() for n in text.split(",")],
+        help=f"comma-separated settings of {', '.join(ORDER)} (default: all)",
+    )
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -309,7 +406,10 @@ def main() -> None:
     print(
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores"
     )
-    names = [args.only] if args.only else ["old", "new"]
+    unknown = set(args.only or ()) - set(SETTINGS)
+    if unknown:
+        parser.error(f"unknown settings {sorted(unknown)}; choose from {', '.join(ORDER)}")
+    names = [n for n in ORDER if n in args.only] if args.only else list(ORDER)
     results = {}
     for name in reversed(names):  # new first: its figures print even if old is slow
         result = run_setting(name, args.turns)
@@ -321,17 +421,20 @@ def main() -> None:
     if not names:
         raise SystemExit("no setting finished")
     sums = {name: totals(result) for name, result in results.items()}
+    last = names[-1]
+    ratios = names[:-1]  # the last setting against each earlier one
     print(
         "\n"
         + f"{'':34}"
         + "".join(f"{n:>10}" for n in names)
-        + ("     new/old" if len(names) == 2 else "")
+        + "".join(f"{last + '/' + n:>12}" for n in ratios)
     )
     for key in sums[names[0]]:
         row = "".join(f"{sums[n][key]:>10.1f}" for n in names)
-        ratio = ""
-        if len(names) == 2 and sums["old"][key]:
-            ratio = f"{sums['new'][key] / sums['old'][key]:>12.2f}"
+        ratio = "".join(
+            f"{sums[last][key] / sums[n][key]:>12.2f}" if sums[n][key] else f"{'n/a':>12}"
+            for n in ratios
+        )
         print(f"{key:34}{row}{ratio}")
     final = sums[names[-1]]
     print(
@@ -342,7 +445,26 @@ def main() -> None:
         f"{final['worst first token s']:.1f} s (<= {TARGET_TTFT_S:.0f}: "
         f"{'OK' if final['worst first token s'] <= TARGET_TTFT_S else 'MISS'})"
     )
+    print(reference_estimate(results[names[-1]]))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def reference_estimate(result: dict[str, Any]) -> str:
+    """An estimate, not a measurement: each turn's wall time with its model floor at this
+    machine's probed speeds swapped for the floor at the issue's reference speeds (the
+    overhead kept as measured here)."""
+    m = result["machine"]
+    walls = [
+        t["wall_s"]
+        - floor_s(t, m["prompt_tps"], m["generation_tps"])
+        + floor_s(t, REFERENCE_PROMPT_TPS, REFERENCE_GENERATION_TPS)
+        for t in result["turns"]
+    ]
+    return (
+        f"estimate at the issue's reference speed ({REFERENCE_PROMPT_TPS:.0f} / "
+        f"{REFERENCE_GENERATION_TPS:.0f} tokens/s; not measured, overhead kept as here): "
+        f"median turn {statistics.median(walls):.1f} s, demo {sum(walls):.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from memory.types import Message, Request, TokenCount  # noqa: E402
 from providers import embedded, preset, stream  # noqa: E402
 from providers.send import Reply  # noqa: E402
+from providers.settings import ProviderSettings  # noqa: E402
 
 NO_COUNT = TokenCount(0, 0, "o200k_base", True)
 TOPICS = ["rent", "salary", "savings", "insurance", "taxes", "a car loan", "gold", "index funds"]
@@ -46,6 +47,36 @@ def check(reply: Reply) -> Reply:
     if reply.error is not None:
         raise SystemExit(f"request failed: {reply.error.kind}: {reply.error}")
     return reply
+
+
+def at_once(requests: list[Request], settings: ProviderSettings) -> list[Reply]:
+    """Every request sent at the same time (one thread each); the replies, checked."""
+    with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+        return [check(r) for r in pool.map(lambda r: stream(r, settings), requests)]
+
+
+def prompt_speed(settings: ProviderSettings) -> tuple[int, float, float]:
+    """(prompt tokens, seconds to the first token, prompt tokens read per second) for one
+    long prompt (about 1,000 tokens) answered with a single token."""
+    history = " ".join(
+        f"Turn {t}: I spend {100 + 7 * t} dollars on {TOPICS[t % len(TOPICS)]} every month."
+        for t in range(1, 90)
+    )
+    long = check(
+        stream(request(history + " What do I spend on rent?"), settings.with_(max_tokens=1))
+    )
+    tokens = long.usage.input if long.usage and long.usage.input else 0
+    return tokens, long.ttft_s or 0.0, tokens / max(long.latency_s, 1e-9)
+
+
+def concurrent_speed(settings: ProviderSettings, n: int) -> tuple[int, float, float]:
+    """(tokens written, seconds, tokens written per second) for `n` short requests sent at
+    once, each writing up to `settings.max_tokens`."""
+    started = time.perf_counter()
+    replies = at_once([short_request(i) for i in range(n)], settings)
+    seconds = time.perf_counter() - started
+    tokens = sum(r.usage.output or 0 for r in replies if r.usage)
+    return tokens, seconds, tokens / max(seconds, 1e-9)
 
 
 def main() -> None:
@@ -78,17 +109,10 @@ def main() -> None:
         f"(TTFT {one.ttft_s or 0:.2f} s), generation {out / gen_s:.1f} tokens/s"
     )
 
-    history = " ".join(
-        f"Turn {t}: I spend {100 + 7 * t} dollars on {TOPICS[t % len(TOPICS)]} every month."
-        for t in range(1, 90)
-    )
-    long = check(
-        stream(request(history + " What do I spend on rent?"), settings.with_(max_tokens=1))
-    )
-    prompt_tokens = long.usage.input if long.usage and long.usage.input else 0
+    prompt_tokens, ttft, speed = prompt_speed(settings)
     print(
-        f"long prompt: {prompt_tokens} prompt tokens, first token after {long.ttft_s or 0:.2f} s "
-        f"({prompt_tokens / max(long.latency_s, 1e-9):.0f} prompt tokens/s)"
+        f"long prompt: {prompt_tokens} prompt tokens, first token after {ttft:.2f} s "
+        f"({speed:.0f} prompt tokens/s)"
     )
 
     requests = [short_request(i) for i in range(n)]
@@ -99,8 +123,7 @@ def main() -> None:
         sequential = [check(stream(r, settings)) for r in requests]
         seq_times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=n) as pool:
-            concurrent = [check(r) for r in pool.map(lambda r: stream(r, settings), requests)]
+        concurrent = at_once(requests, settings)
         par_times.append(time.perf_counter() - t0)
     seq_tokens = sum(r.usage.output or 0 for r in sequential if r.usage)
     par_tokens = sum(r.usage.output or 0 for r in concurrent if r.usage)

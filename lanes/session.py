@@ -169,6 +169,11 @@ class Session:
         self._cancelled: dict[int, set[str]] = {}  # turn -> lanes stopped (all: every name)
         self._touched = time.monotonic()
         self.warmup: warming.Warmup | None = None  # the model reading the lanes' prefixes ahead
+        # label -> the warm-up of that lane's next prefix, started after its latest turn
+        self.lane_warmups: dict[str, warming.Warmup] = {}
+        # set by a caller that will begin the next turn as soon as this one ends (the page's
+        # demo): the last lane's after-upkeep warm-up would then only race that turn
+        self.next_turn_queued = False
         # called as (session, record) after every lane turn is recorded, from the lane's thread
         self.listeners: list[Callable[[Session, LaneTurn], None]] = []
         # called as (session, turn, user_text) when a user turn begins, before any lane runs it
@@ -251,8 +256,29 @@ class Session:
             cancelled=lambda: self.is_cancelled(name, turn),
             on_reply=on_reply,
         )
+        if record.ok:
+            self._warm_next(name, turn)
         self._notify(record)
         return record
+
+    def _warm_next(self, name: str, turn: int) -> None:
+        """After lane `name` recorded turn `turn` (reply and upkeep done), have the model read
+        its next prefix in the background (lanes/warmup.py `after_upkeep`); never waited for.
+        Skipped when the next turn has begun, and for the turn's last lane when the next turn
+        is queued to begin at once."""
+        with self._lock:
+            if len(self.user_turns) != turn:
+                return
+            others = any(
+                not lane.turns or lane.turns[-1].turn < turn
+                for label, lane in self.lanes.items()
+                if label != name
+            )
+        if not others and self.next_turn_queued:
+            return
+        warm = warming.after_upkeep(self, name, turn)
+        if warm is not None:
+            self.lane_warmups[name] = warm
 
     def warm_up(self) -> warming.Warmup | None:
         """Have the model read every lane's fixed prefix now, in the background, so the next

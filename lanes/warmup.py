@@ -11,6 +11,12 @@ slot choice by prompt similarity sends it there. Lanes that keep facts also get 
 fact-extraction instructions warmed (that upkeep call follows the reply). (A single warm request would not do: a
 cached prompt serves one slot.)
 
+After a lane's turn (its reply and upkeep done), `after_upkeep` warms that lane's next
+prefix the same way: upkeep changed it (a new summary, new facts), so without this the next
+turn would read it all before any token while every lane shares the server's batches. The
+session asks for it (`Session.run_lane`), and skips it for the last lane of a turn when the
+next turn is already queued (the demo): the next turn begins at once and would only race it.
+
 A warm-up is never a lane turn: nothing is recorded, saved, or added to any memory, and its
 replies are dropped. It is done only where it is free and private (the embedded model with
 the prompt cache on; a hosted API would bill it) and through a transport that has a `warm`
@@ -24,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,14 +59,15 @@ def wanted(settings: Any) -> bool:
     )
 
 
-def probes(session: Session) -> list[tuple[Request, Any]]:
-    """(request, settings) to warm. For every lane whose provider warming pays for, the request
-    its next turn would send for `PROBE_TEXT` (built on a fork with no model: nothing in the
-    lane changes; lanes that cannot build one are skipped); for every such lane that keeps
-    facts, the fact-extraction request its upkeep sends after that turn (long instructions
-    first), where its upkeep model is warmable too."""
+def probes(session: Session, labels: Iterable[str] | None = None) -> list[tuple[Request, Any]]:
+    """(request, settings) to warm. For every lane (of `labels`; None: all) whose provider
+    warming pays for, the request its next turn would send for `PROBE_TEXT` (built on a fork
+    with no model: nothing in the lane changes; lanes that cannot build one are skipped); for
+    every such lane that keeps facts, the fact-extraction request its upkeep sends after that
+    turn (long instructions first), where its upkeep model is warmable too."""
     calls: list[tuple[Request, Any]] = []
-    for label, lane in session.lanes.items():
+    for label in session.lanes if labels is None else labels:
+        lane = session.lanes[label]
         settings = session.providers.get(label, session.provider)
         if not wanted(settings):
             continue
@@ -98,6 +105,7 @@ class WarmStats:
     tokens_read: int = 0
     seconds: float = 0.0
     failed: int = 0
+    skipped: int = 0  # not sent: no longer wanted (the next turn had begun)
 
 
 class Warmup:
@@ -110,16 +118,34 @@ class Warmup:
         self.used = False
         self.stats = WarmStats(calls=len(calls))
 
-    def run(self, warm: Callable[[Request, Any], Any]) -> None:
+    def run(
+        self, warm: Callable[[Request, Any], Any], wanted: Callable[[], bool] = lambda: True
+    ) -> None:
+        """Send every call at once; a call is skipped (counted in `stats.skipped`) when
+        `wanted()` is False just before it would be sent."""
         started = time.perf_counter()
         try:
             if self.calls:
                 with ThreadPoolExecutor(max_workers=len(self.calls)) as pool:
-                    for reply in pool.map(lambda c: _quietly(warm, *c), self.calls):
-                        self._count(reply)
+                    for reply in pool.map(lambda c: self._send(warm, wanted, *c), self.calls):
+                        if reply is _SKIPPED:
+                            self.stats.skipped += 1
+                        else:
+                            self._count(reply)
         finally:
             self.stats.seconds = time.perf_counter() - started
             self.done.set()
+
+    def _send(
+        self,
+        warm: Callable[[Request, Any], Any],
+        wanted: Callable[[], bool],
+        request: Request,
+        settings: Any,
+    ) -> Any:
+        if not wanted():
+            return _SKIPPED
+        return _quietly(warm, request, settings)
 
     def _count(self, reply: Any) -> None:
         usage = getattr(reply, "usage", None)
@@ -141,6 +167,7 @@ def _quietly(warm: Callable[[Request, Any], Any], request: Request, settings: An
         return None
 
 
+_SKIPPED = object()
 _lock = threading.Lock()
 _latest: Warmup | None = None
 
@@ -159,13 +186,41 @@ def start(session: Session) -> Warmup | None:
     with _lock:
         if _latest is not None and _latest.key == key and not _latest.used:
             return _latest
-        one_token = [(r, settings.with_(max_tokens=1)) for r, settings in calls]
-        warmup = _latest = Warmup(key, one_token)
+        warmup = _latest = Warmup(key, _one_token(calls))
+    _launch(warmup, warm)
+    return warmup
+
+
+def after_upkeep(session: Session, label: str, turn: int) -> Warmup | None:
+    """Warm lane `label`'s NEXT prefix (system prompt, summary and facts as its upkeep just
+    left them, the turns it keeps; for a lane that keeps facts, its next extraction request
+    too) in the background, right after turn `turn`'s upkeep: while the room waits for the
+    next message the model reads what the next turn would otherwise read before its first
+    token. Returns at once; a call not yet sent when the next turn begins is skipped (a lane
+    never waits for this). Embedded model with the prompt cache only, as `start`; never kept
+    for another session. None where it does not pay."""
+    warm = getattr(session.transport, "warm", None)
+    if warm is None:
+        return None
+    calls = probes(session, [label])
+    if not calls:
+        return None
+    warmup = Warmup(_key(calls), _one_token(calls))
+    _launch(warmup, warm, lambda: session.turn == turn)
+    return warmup
+
+
+def _one_token(calls: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
+    return [(r, settings.with_(max_tokens=1)) for r, settings in calls]
+
+
+def _launch(
+    warmup: Warmup, warm: Callable[[Request, Any], Any], wanted: Callable[[], bool] = lambda: True
+) -> None:
     thread = threading.Thread(
         target=warmup.run,
-        args=(warm,),
+        args=(warm, wanted),
         name="memory-lab-warmup",
         daemon=True,
     )
     thread.start()
-    return warmup

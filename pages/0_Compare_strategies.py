@@ -91,6 +91,8 @@ if message is not None and not session.pending_lanes():
 elif st.session_state.demo_queue and not session.pending_lanes():
     session.begin_turn(st.session_state.demo_queue.pop(0))
     st.rerun()
+# the demo begins its next turn the moment this one ends: no warm-up for the last lane then
+session.next_turn_queued = bool(st.session_state.demo_queue)
 
 
 @st.fragment(run_every=1.0)

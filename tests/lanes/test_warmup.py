@@ -3,6 +3,7 @@ lane's own prefix, never a lane turn, joined by the next session, waited for by 
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, replace
 
@@ -127,7 +128,8 @@ def test_lanes_wait_for_a_running_warm_up_before_sending():
     gate.set()
     worker.join(10)
     assert done.is_set() and len(transport.calls) == 1
-    assert [tokens for _, tokens in transport.warmed] == [1]
+    wait_lane_warmups(session)  # then, after its turn, the lane's next prefix (one more)
+    assert [tokens for _, tokens in transport.warmed] == [1, 1]
 
 
 def test_the_next_session_with_the_same_prefixes_joins_an_unused_warm_up():
@@ -139,10 +141,12 @@ def test_the_next_session_with_the_same_prefixes_joins_an_unused_warm_up():
     assert second.warm_up() is warm
     calls = len(transport.warmed)
     second.run_turn("Hi")  # uses it
+    wait_lane_warmups(second)
+    after = sum(w.stats.calls for w in second.lane_warmups.values())  # its next prefixes
     third = make(transport)
     fresh = third.warm_up()
     assert fresh is not None and fresh is not warm and fresh.wait(10)
-    assert len(transport.warmed) == 2 * calls
+    assert len(transport.warmed) == 2 * calls + after
     other = make(transport, prompt="You are a pirate.")  # other prefixes: its own warm-up
     assert other.warm_up() is not fresh
 
@@ -161,6 +165,7 @@ def test_a_conversation_under_way_warms_each_lane_with_its_memory():
     transport = WarmingTransport()
     session = make(transport, lanes=["full", "window"])
     session.run_turn(fincoach.DEMO_TURNS[0])
+    wait_lane_warmups(session)
     warm = session.warm_up()
     assert warm is not None and warm.wait(10)
     for body, _ in transport.warmed:
@@ -198,3 +203,150 @@ def test_on_the_embedded_model_turn_one_reads_only_the_new_message_after_a_warm_
     assert all(cached < 10 for _, cached in cold), cold
     # every lane found its system prompt in a slot: it read only the message (and template)
     assert all(total - cached < 50 and cached > 150 for total, cached in warmed), warmed
+
+
+# ---- after upkeep: each lane's next prefix -------------------------------------------------
+
+
+def wait_lane_warmups(session: Session) -> None:
+    for warm in list(session.lane_warmups.values()):
+        assert warm.wait(10)
+
+
+def test_after_a_turn_each_lane_warms_exactly_the_prefix_its_next_turn_sends():
+    transport = WarmingTransport()
+    session = make(transport)
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    wait_lane_warmups(session)
+    assert set(session.lane_warmups) == set(session.lanes)  # every lane, none waited for
+    fact_lanes = [n for n, lane in session.lanes.items() if lane.spec.cls.uses_facts]
+    assert len(transport.warmed) == len(session.lanes) + len(fact_lanes)
+    assert {tokens for _, tokens in transport.warmed} == {1}
+    upkeep = [b for b, _ in transport.warmed if b["messages"][0]["content"] == EXTRACTION_SYSTEM]
+    # the extraction instructions with the facts as this turn's upkeep left them
+    facts = sorted(json.dumps(dict(session.lanes[n].strategy.facts), sort_keys=True)
+                   for n in fact_lanes)  # fmt: skip
+    assert sorted(b["messages"][1]["content"].split("\n")[0] for b in upkeep) == [
+        f"Current facts: {f}" for f in facts
+    ]
+    probes = sorted(b["messages"][:-1] for b, _ in transport.warmed if b not in upkeep)
+    assert all(len(p) > 1 for p in probes)  # the conversation so far, not just the system
+    before = len(transport.calls)
+    session.run_turn(fincoach.DEMO_TURNS[1])
+    sent = sorted(body["messages"][:-1] for body in transport.calls[before:])
+    assert probes == sent
+
+
+def test_after_upkeep_warm_ups_change_nothing_that_is_sent_or_remembered():
+    def play(transport):
+        session = make(transport)
+        for text in fincoach.DEMO_TURNS[:3]:
+            session.run_turn(text)
+            wait_lane_warmups(session)
+        return transport.calls, {n: lane.memory_state() for n, lane in session.lanes.items()}
+
+    warming = WarmingTransport()
+    plain = FakeTransport(chunks=2)
+    assert play(warming) == play(plain)
+    assert warming.warmed  # it did warm
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [Settings(kind="openai"), Settings(kind="anthropic"), Settings(prompt_cache=False)],
+    ids=["openai", "anthropic", "cache-off"],
+)
+def test_no_after_upkeep_warm_up_off_the_embedded_model_with_its_cache(settings):
+    transport = WarmingTransport()
+    session = make(transport, settings)
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    session.run_turn(fincoach.DEMO_TURNS[1])
+    assert session.lane_warmups == {} and transport.warmed == []
+
+
+def test_a_lane_never_waits_for_its_after_upkeep_warm_up():
+    gate = threading.Event()  # every warm-up call hangs until the gate opens
+    transport = WarmingTransport(gate=gate)
+    session = make(transport, lanes=["full", "entity"])
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    assert len(session.lane_warmups) == 2
+    assert all(not w.done.is_set() for w in session.lane_warmups.values())
+    records: dict = {}
+    worker = threading.Thread(
+        target=lambda: records.update(session.run_turn(fincoach.DEMO_TURNS[1]))
+    )
+    worker.start()
+    worker.join(10)  # a bound, not a timing claim: a lane that waited would hang on the gate
+    stuck = worker.is_alive()
+    gate.set()  # (lets a hung worker end, so a failure here ends too)
+    assert not stuck, "turn 2 waited for an after-upkeep warm-up"
+    assert all(r.ok for r in records.values()) and len(transport.calls) == 4
+    wait_lane_warmups(session)
+
+
+def test_a_warm_up_not_yet_sent_when_the_next_turn_begins_is_skipped():
+    transport = WarmingTransport()
+    session = make(transport, lanes=["full", "entity"])
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    wait_lane_warmups(session)
+    sent = len(transport.warmed)
+    late = warmup.after_upkeep(session, "entity", turn=0)  # turn 1 has begun since turn 0
+    assert late is not None and late.wait(10)
+    assert late.stats.skipped == late.stats.calls == 2 and len(transport.warmed) == sent
+
+
+def test_the_last_lane_is_not_warmed_when_the_next_turn_is_queued():
+    transport = WarmingTransport()
+    session = make(transport)
+    session.next_turn_queued = True  # the demo: the next turn begins when this one ends
+    session.run_turn(fincoach.DEMO_TURNS[0], parallel=False)  # lanes finish in order
+    wait_lane_warmups(session)
+    *first, last = session.lanes
+    assert sorted(session.lane_warmups) == sorted(first)
+    session.next_turn_queued = False  # a person types the next message: the last lane too
+    session.run_turn(fincoach.DEMO_TURNS[1], parallel=False)
+    wait_lane_warmups(session)
+    assert last in session.lane_warmups
+
+
+def test_a_failed_or_cancelled_turn_warms_nothing():
+    transport = WarmingTransport()
+    transport.fail_when = lambda request: True
+    session = make(transport, lanes=["full", "window"])
+    records = session.run_turn("Hi")
+    assert not any(r.ok for r in records.values())
+    transport.fail_when = None
+    session.cancel()
+    session.run_lane("full", session.turn)  # stopped before sending
+    assert session.lane_warmups == {} and transport.warmed == []
+
+
+@pytest.mark.embedded
+def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_message():
+    import uuid
+
+    from providers import preset
+
+    settings = preset("embedded").settings(max_tokens=16, prompt_cache=True)
+
+    def second_turn_reads(warm: bool) -> int:
+        prompt = f"Session {uuid.uuid4().hex}. {fincoach.SYSTEM_PROMPT}"  # no slot holds it
+        session = Session(
+            system_prompt=prompt,
+            lanes=[LaneSpec("summary", REGISTRY["summary"].defaults())],  # folds every turn
+            provider=settings,
+            maintenance=settings.with_(max_tokens=48),  # a summary long enough to tell
+        )
+        session.next_turn_queued = not warm  # one lane, the last: queued means no warm-up
+        [first] = session.run_turn(fincoach.DEMO_TURNS[0]).values()
+        assert first.ok and first.account.summary is None, first.error
+        assert session.lanes["summary"].strategy.summary  # the fold changed the next prefix
+        wait_lane_warmups(session)
+        assert bool(session.lane_warmups) == warm
+        [second] = session.run_turn(fincoach.DEMO_TURNS[1]).values()
+        assert second.ok and second.account.summary, second.error
+        return (second.billed_input or 0) - (second.cached_input or 0)
+
+    cold, warmed = second_turn_reads(False), second_turn_reads(True)
+    # warmed: the system prompt and the new summary were read between the turns
+    assert warmed < 50 and cold > warmed + 30, (cold, warmed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from engines import transcripts
+from memory.maintenance import EXTRACTION_SYSTEM
 from scenarios import fincoach
 from tests.ui.conftest import run_app
 from ui.demo_controls import RECORDED_DEMO, Paced
@@ -117,4 +118,11 @@ def test_the_page_warms_the_model_on_load_says_so_and_the_demo_uses_that_warm_up
     play.click().run()
     demo = at.session_state["session"]
     assert demo is not session and demo.warmup is session.warmup  # joined, not warmed again
-    assert len(transport.warmed) == warmed
+    first = [
+        w for w in transport.warmed[:warmed] if w[0]["messages"][0]["content"] != EXTRACTION_SYSTEM
+    ]
+    assert len(first) == len(session.lanes)
+    # no turn-1 prefix was read again; later warm-ups (after each lane's upkeep, see
+    # lanes/warmup.py after_upkeep) hold the conversation so far
+    assert all(transport.warmed.count(w) == transport.warmed[:warmed].count(w) for w in first)
+    assert len(transport.warmed) > warmed
