@@ -39,8 +39,10 @@ def is_reasoning_model(settings: ProviderSettings) -> bool:
 EMBEDDED_JSON_FREQUENCY_PENALTY = 0.5
 
 
-def response_format(request: Request, settings: ProviderSettings) -> dict[str, Any] | None:
-    """The chat-completions `response_format` for a request that wants a JSON reply, or None.
+def json_reply_fields(request: Request, settings: ProviderSettings) -> dict[str, Any]:
+    """The chat-completions fields for a request that wants a JSON reply (none where it does
+    not, or where the provider cannot be asked): `response_format`, and for the embedded model
+    also `frequency_penalty` (`EMBEDDED_JSON_FREQUENCY_PENALTY`).
 
     - the embedded llama.cpp server: `{"type": "json_object", "schema": ...}`; it turns the
       schema into a grammar, so the model can only write JSON of that shape and stops at the
@@ -49,20 +51,24 @@ def response_format(request: Request, settings: ProviderSettings) -> dict[str, A
       object with any keys" (every object needs all its keys listed and required), which is
       what a fact store is; JSON mode needs "JSON" in the prompt, which upkeep prompts have.
       Not for o1-mini and o1-preview, which refuse `response_format`;
-    - OpenAI-compatible endpoints: None. An unknown server may reject a field it does not
+    - OpenAI-compatible endpoints: nothing. An unknown server may reject a field it does not
       know (or a schema it cannot compile), and that would fail every upkeep call; the prompt
       asks for JSON and the parser finds it in the reply;
     - Anthropic: the Messages API has no such field (its builder never calls this).
     """
     if request.reply_schema is None:
-        return None
+        return {}
     if settings.kind == "embedded":
-        return {"type": "json_object", "schema": copy.deepcopy(dict(request.reply_schema))}
+        schema = copy.deepcopy(dict(request.reply_schema))
+        return {
+            "response_format": {"type": "json_object", "schema": schema},
+            "frequency_penalty": EMBEDDED_JSON_FREQUENCY_PENALTY,
+        }
     if settings.kind == "openai" and not settings.model.lower().startswith(
         ("o1-mini", "o1-preview")
     ):
-        return {"type": "json_object"}
-    return None
+        return {"response_format": {"type": "json_object"}}
+    return {}
 
 
 def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
@@ -72,11 +78,7 @@ def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str,
         messages.append({"role": "system", "content": request.system})
     messages.extend(m.as_dict() for m in request.messages)
     body: dict[str, Any] = {"model": settings.model, "messages": messages}
-    reply_format = response_format(request, settings)
-    if reply_format is not None:
-        body["response_format"] = reply_format
-        if settings.kind == "embedded":
-            body["frequency_penalty"] = EMBEDDED_JSON_FREQUENCY_PENALTY
+    body.update(json_reply_fields(request, settings))
     if is_reasoning_model(settings):
         body["max_completion_tokens"] = settings.max_tokens
         body["stream"] = True
