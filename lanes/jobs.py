@@ -115,16 +115,6 @@ class Board:
 _default = Board()
 
 
-def submit(target: Callable[[Job], Any], *, name: str = "") -> Job:
-    """Start `target` in a background job on the process-wide board."""
-    return _default.submit(target, name=name)
-
-
-def get(job_id: str | None) -> Job | None:
-    """A job of the process-wide board."""
-    return _default.get(job_id)
-
-
 def default_board() -> Board:
     """The process-wide board (a UI caches it, so a module reload keeps the same one)."""
     return _default

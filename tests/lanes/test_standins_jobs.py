@@ -83,21 +83,22 @@ def test_a_job_runs_in_the_background_reports_and_can_be_cancelled():
             time.sleep(0.01)
         return "finished"
 
-    job = jobs.submit(work, name="t")
-    assert jobs.get(job.id) is job and started.wait(5)
+    board = jobs.default_board()
+    job = board.submit(work, name="t")
+    assert board.get(job.id) is job and started.wait(5)
     assert job.status == jobs.RUNNING
     job.cancel()
     assert job.wait(5)
     assert job.status == jobs.CANCELLED and job.result == "stopped"
     assert 0 < len(job.items()) < 200
-    assert jobs.get(None) is None and jobs.get("nope") is None
+    assert board.get(None) is None and board.get("nope") is None
 
 
 def test_a_failing_job_keeps_its_error():
     def work(job):
         raise RuntimeError("boom")
 
-    job = jobs.submit(work)
+    job = jobs.default_board().submit(work)
     assert job.wait(5)
     assert job.status == jobs.FAILED and job.error == "RuntimeError: boom"
 

@@ -138,7 +138,7 @@ def test_cancel_keeps_the_rows_so_far():
             cancel=job.cancel_event, workers=1, expected_calls=32,
         )  # fmt: skip
 
-    job = jobs.submit(work, name="test")
+    job = jobs.default_board().submit(work, name="test")
     at.session_state.survival_job = job.id
     at.run()
     cancel = button(at, "■ Cancel (keep results so far)")
