@@ -30,7 +30,9 @@ def open_and_collect(page, url: str, name: str, heading: str) -> None:
 
     page.goto(url + "/Sweeps", wait_until="domcontentloaded")
     expect(page.get_by_role("heading", name="Sweeps", exact=True)).to_be_visible(timeout=60_000)
-    expect(page.get_by_text(name).first).to_be_visible()
+    # the open sweep's heading line; its row in the saved-sweeps grid is a canvas cell that
+    # the accessibility tree reports as hidden, so a bare text match may land on it
+    expect(page.locator("strong", has_text=name).first).to_be_visible()
     page.get_by_label("API key", exact=False).fill(KEY)
     page.keyboard.press("Enter")
     expect(page.get_by_text(heading)).to_be_visible(timeout=120_000)
