@@ -32,7 +32,7 @@ speed): what the model alone needs, so wall − floor is what the app adds. Also
 many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
 closes the run; the targets themselves are judged on the measured figures only.
 
-    .venv/bin/python bench/bench_demo.py [--only new,base,old] [--turns 5]
+    .venv/bin/python bench/bench_demo.py [--only new,base,old] [--turns 5] [--timeline]
 
 Other busy processes skew every figure: the load average is printed before and after.
 """
@@ -128,6 +128,10 @@ class Calls:
                         "turn": turn,
                         "warm": warm,
                         "lane": request.account.strategy if request.account and not warm else None,
+                        # what an upkeep call is: fact extraction asks for JSON of one shape
+                        "upkeep": None
+                        if warm or request.account
+                        else ("extraction" if request.reply_schema else "summary"),
                         "began": began,
                         "first": first[0] if first else None,
                         "ended": time.perf_counter(),
@@ -234,6 +238,18 @@ def worker(name: str, turns: int) -> dict[str, Any]:
                 "warm_read": sum(r["prompt"] - r["cached"] for r in warms),
                 "extractions": len(extractions),
                 "extractions_parsed": sum(m.error is None for m in extractions),
+                "calls": [
+                    {
+                        "what": r["lane"] or r["upkeep"] or "warm",
+                        "began": r["began"] - starts[t - 1],
+                        "first": (r["first"] - starts[t - 1]) if r["first"] else None,
+                        "ended": r["ended"] - starts[t - 1],
+                        "read": r["prompt"] - r["cached"],
+                        "prompt": r["prompt"],
+                        "output": r["output"],
+                    }
+                    for r in sorted(rows, key=lambda r: r["began"])
+                ],
             }
         )
     machine = probe_machine()  # after the demo: its requests never warm the demo's slots
@@ -370,6 +386,20 @@ def show(result: dict[str, Any]) -> None:
         )
 
 
+def show_timeline(result: dict[str, Any]) -> None:
+    """Every call of every turn, seconds from the turn's start: when it was sent, its first
+    token, its end; prompt tokens (read = not in the prompt cache) and tokens written."""
+    print(f"[{result['setting']}] timeline (s from the turn's start)")
+    print(f"{'turn':>4}  {'call':16}{'sent':>7}{'first':>7}{'ended':>7}  prompt(read)  out")
+    for turn in result["turns"]:
+        for c in turn["calls"]:
+            first = f"{c['first']:7.1f}" if c["first"] is not None else f"{'-':>7}"
+            print(
+                f"{turn['turn']:>4}  {c['what']:16}{c['began']:7.1f}{first}{c['ended']:7.1f}"
+                f"  {c['prompt']:6}({c['read']:5})  {c['output']:3}"
+            )
+
+
 def totals(result: dict[str, Any]) -> dict[str, float]:
     turns = result["turns"]
     ttfts = [v for t in turns for v in t["ttft_s"].values() if v is not None]
@@ -398,6 +428,9 @@ def main() -> None:
         help=f"comma-separated settings of {', '.join(ORDER)} (default: all)",
     )
     parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument(
+        "--timeline", action="store_true", help="also print every call of every turn"
+    )
     parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -416,6 +449,8 @@ def main() -> None:
         if result is not None:
             results[name] = result
             show(result)
+            if args.timeline:
+                show_timeline(result)
         sys.stdout.flush()
     names = [n for n in names if n in results]
     if not names:
