@@ -12,8 +12,9 @@ import json
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 EXIT_OK = 0  # done
 EXIT_FAILED = 1  # the run failed (e.g. the model could not start)
@@ -87,6 +88,39 @@ def check_writable(path: str | None, flag: str) -> None:
         raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}") from None
     if not existed:
         os.unlink(target)
+
+
+Default = TypeVar("Default", str, None)
+
+
+def system_prompt_arg(args: argparse.Namespace, default: Default) -> str | Default:
+    """The system prompt `--system TEXT` or `--system-file FILE` gives (one of them), else `default`."""
+    if args.system is not None and args.system_file:
+        raise UsageError("give --system or --system-file, not both")
+    if args.system is not None:
+        return str(args.system)
+    if args.system_file:
+        return read_text_arg(args.system_file, "--system-file")
+    return default
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """`--csv FILE` and `--json FILE` checked writable before the run starts."""
+    check_writable(args.csv, "--csv")
+    check_writable(args.json, "--json")
+
+
+def report(
+    args: argparse.Namespace, result: Any, data: Callable[[], Any], show: Callable[[], None]
+) -> None:
+    """`--json` alone: `data()` as JSON on stdout, else `show()` prints the text; then the
+    result's CSV and JSON go to the `--csv` and `--json` files named."""
+    if args.json == STDOUT:
+        print_json(data())
+    else:
+        show()
+    write_output(args.csv, result.to_csv())
+    write_output(args.json, result.to_json())
 
 
 def write_output(path: str | None, text: str) -> None:

@@ -37,10 +37,11 @@ from cli.conventions import (
     STDOUT,
     HelpFormatter,
     UsageError,
-    check_writable,
+    check_outputs,
     print_json,
     read_text_arg,
-    write_output,
+    report,
+    system_prompt_arg,
 )
 from cli.progress import ProgressBar
 from engines.simulator import (
@@ -142,13 +143,7 @@ def _survival_config(args: argparse.Namespace) -> SurvivalConfig:
             if args.plant_turn < 1:
                 raise UsageError("--plant-turn counts from 1")
             facts = tuple(replace(f, plant_turn=args.plant_turn) for f in facts)
-        system_prompt = SurvivalConfig().system_prompt
-        if args.system is not None and args.system_file:
-            raise UsageError("give --system or --system-file, not both")
-        if args.system is not None:
-            system_prompt = args.system
-        elif args.system_file:
-            system_prompt = read_text_arg(args.system_file, "--system-file")
+        system_prompt = system_prompt_arg(args, SurvivalConfig().system_prompt)
         filler = None
         if args.filler and args.filler != "builtin":
             filler = tuple(_load_transcript(args.filler, "--filler"))
@@ -232,9 +227,7 @@ class _Interrupts:
 
 def cmd_survival(args: argparse.Namespace) -> int:
     config = _survival_config(args)
-    to_stdout = args.json == STDOUT
-    check_writable(args.csv, "--csv")
-    check_writable(args.json, "--json")
+    check_outputs(args)
     with_model = not args.payload_only
     est = estimate(config, with_model=with_model, assumed_reply_tokens=args.max_tokens)
     err = sys.stderr
@@ -267,9 +260,8 @@ def cmd_survival(args: argparse.Namespace) -> int:
             expected_calls=est.calls,
         )
     result.model = result.model or description
-    if to_stdout:
-        print_json(result.as_dict())
-    else:
+
+    def show() -> None:
         print(survival_table(result))
         for note in result.notes:
             print(f"note: {note}")
@@ -280,8 +272,8 @@ def cmd_survival(args: argparse.Namespace) -> int:
                     f"[{r.strategy} N={r.probe_turn} {r.fact}] payload={r.in_payload} "
                     f"recalled={r.recalled} {r.flag} | {r.probe} -> {r.reply[:160]!r}"
                 )
-    write_output(args.csv, result.to_csv())
-    write_output(args.json, result.to_json())
+
+    report(args, result, result.as_dict, show)
     if result.cancelled:
         err.write(f"cancelled: {len(result.rows)} of {est.rows} probes done\n")
         return EXIT_INTERRUPTED
@@ -365,18 +357,17 @@ def simulation_data(sim: Simulation, prices: Sequence[Price]) -> dict[str, Any]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     config = _simulate_config(args)
     prices = _prices(args.price)
-    check_writable(args.csv, "--csv")
-    check_writable(args.json, "--json")
+    check_outputs(args)
     try:
         sim = _simulate_with_progress(config, quiet=args.quiet)
     except (SimulationError, MemoryLabError) as exc:
         raise UsageError(str(exc)) from None
-    if args.json == STDOUT:
-        print_json(simulation_data(sim, prices))
-    else:
-        _print_simulation(sim, config, prices, full_table=args.full_table)
-    write_output(args.csv, sim.to_csv())
-    write_output(args.json, sim.to_json())
+    report(
+        args,
+        sim,
+        lambda: simulation_data(sim, prices),
+        lambda: _print_simulation(sim, config, prices, full_table=args.full_table),
+    )
     return EXIT_OK
 
 

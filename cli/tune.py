@@ -22,12 +22,13 @@ from typing import Any
 from cli.conventions import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    STDOUT,
     HelpFormatter,
     UsageError,
-    check_writable,
-    print_json,
+    check_outputs,
     read_text_arg,
-    write_output,
+    report,
+    system_prompt_arg,
 )
 from cli.progress import ProgressBar
 
@@ -101,7 +102,7 @@ def register(sub: Any, add_grid_arguments: Any) -> None:
     t.add_argument("--max-trials", type=_at_least(1), default=400,
                    help="settings tried at most (400)")  # fmt: skip
     t.add_argument("--csv", metavar="FILE", help="write every setting tried here")
-    t.add_argument("--json", nargs="?", const="-", metavar="FILE",
+    t.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
                    help="write the result to FILE; with no FILE, print it on stdout as JSON")  # fmt: skip
     t.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     t.set_defaults(func=cmd_tune, parser=t, payload_only=True, replies="fixed",
@@ -156,19 +157,11 @@ def _evaluator(args: argparse.Namespace) -> tuple[Any, list[str]]:
         facts = read_text_arg(args.facts, "--facts")
         probe_turns = parse_turns(args.probe_turns) if args.probe_turns else None
         evaluator = TranscriptFactsEvaluator.from_files(
-            transcript, facts, probe_turns, name=name, system_prompt=_system_prompt(args)
+            transcript, facts, probe_turns, name=name, system_prompt=system_prompt_arg(args, None)
         )
         return evaluator, names
     except ValueError as exc:  # transcript, facts and questions errors say where and what
         raise UsageError(f"{_culprit(args, exc)}: {exc}") from None
-
-
-def _system_prompt(args: argparse.Namespace) -> str | None:
-    if args.system is not None and args.system_file:
-        raise UsageError("give --system or --system-file, not both")
-    if args.system_file:
-        return read_text_arg(args.system_file, "--system-file")
-    return str(args.system) if args.system is not None else None
 
 
 def _culprit(args: argparse.Namespace, exc: ValueError) -> str:
@@ -199,8 +192,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if set(at) - set(evaluator.judged_turns):
         judged = ",".join(map(str, evaluator.judged_turns))
         raise UsageError(f"--at {args.at}: judge only at turns that are probed ({judged})")
-    check_writable(args.csv, "--csv")
-    check_writable(None if args.json == "-" else args.json, "--json")
+    check_outputs(args)
     share = args.target
     if share is None:
         share = 1.0 if evaluator.what == "facts" else DEFAULT_EVIDENCE_TARGET
@@ -224,14 +216,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
             cancel=cancel,
             on_progress=lambda p: bar.update(p.tried, max(p.planned, p.tried), p.strategy),
         )
-    if args.json == "-":
-        print_json(result.as_dict())
-    else:
-        print(frontier_table(result))
+    report(args, result, result.as_dict, lambda: print(frontier_table(result)))
     for note in result.notes:
         sys.stderr.write(f"note: {note}\n")
-    write_output(args.csv, result.to_csv())
-    write_output(None if args.json == "-" else args.json, result.to_json())
     return EXIT_INTERRUPTED if result.stop_reason == "cancelled" else EXIT_OK
 
 

@@ -39,7 +39,7 @@ from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui.app_state import AppConfig, settings_for
-from ui.page_jobs import job_board, take_finished
+from ui.page_jobs import job_board, job_state
 from ui.picker import strategy_picker
 from ui.survival_form import build_config, facts_from_editor, facts_rows
 
@@ -151,17 +151,12 @@ def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) 
 app = main_config()
 choices = {c.label: c for c in lane_choices(app)}
 st.session_state.setdefault("survival_settings", default_settings(app))
-st.session_state.setdefault("survival_job", None)
-st.session_state.setdefault("survival_result", None)
-st.session_state.setdefault("survival_error", None)
 settings: dict[str, Any] = st.session_state.survival_settings
-finished = take_finished("survival_job", lost="the run was lost (the app restarted): run it again")
-if finished is not None:  # its result is kept as plain data
-    if finished.result is not None:
-        st.session_state.survival_result = finished.result.as_dict()
-    if finished.error:
-        st.session_state.survival_error = finished.error
-running = bool(st.session_state.survival_job)
+running = job_state(  # its result is kept as plain data
+    "survival",
+    lost="the run was lost (the app restarted): run it again",
+    keep=lambda result: result.as_dict(),
+)
 
 # ---- header ------------------------------------------------------------------------------
 st.title("Fact survival")

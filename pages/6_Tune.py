@@ -20,7 +20,7 @@ from memory.errors import MemoryLabError
 from scenarios.filler import BANK
 from ui import tune_view
 from ui.lane_handoff import main_config
-from ui.page_jobs import job_board, take_finished
+from ui.page_jobs import job_board, job_state
 from ui.picker import by_name, strategy_picker
 from ui.tune_form import (
     QUESTION_SOURCES,
@@ -79,16 +79,9 @@ def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -
 # ---- state -------------------------------------------------------------------------------
 app = main_config()
 st.session_state.setdefault("tune_settings", TuneSettings())
-st.session_state.setdefault("tune_job", None)
-st.session_state.setdefault("tune_result", None)
-st.session_state.setdefault("tune_error", None)
 st.session_state.setdefault("tune_run", None)
 settings: TuneSettings = st.session_state.tune_settings
-finished = take_finished("tune_job", lost="the search was lost (the app restarted): run it again")
-if finished is not None:
-    st.session_state.tune_result = finished.result
-    st.session_state.tune_error = finished.error
-running = bool(st.session_state.tune_job)
+running = job_state("tune", lost="the search was lost (the app restarted): run it again")
 
 st.title("Auto-tune")
 st.caption(

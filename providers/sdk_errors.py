@@ -220,22 +220,24 @@ def _from_status(
             "wait a minute, run fewer lanes at once, or raise your rate limit",
             retry_after=_retry_after(exc),
         )
-    if status in (400, 413, 422) or err_type == "invalid_request_error":
-        if _is_context(fields, text):
-            return context_error(fields, text, settings, status, detail)
+    rejected = status in (400, 413, 422) or err_type == "invalid_request_error"
+    overloaded = not rejected and (status == 529 or err_type == "overloaded_error")
+    failed = status >= 500 or err_type in ("api_error", "server_error")
+    # a prompt over the context window is rejected, or (llama.cpp: a full KV cache) an HTTP 500
+    if (rejected or (failed and not overloaded)) and _is_context(fields, text):
+        return context_error(fields, text, settings, status, detail)
+    if rejected:
         return made(
             errors.BadRequest,
             f"{label} rejected the request (HTTP {status}): {detail or 'no reason given'}",
         )
-    if status == 529 or err_type == "overloaded_error":
+    if overloaded:
         return made(
             errors.ServerError,
             f"{label} is overloaded (HTTP 529): try again in a moment",
             status=529,
         )
-    if status >= 500 or err_type in ("api_error", "server_error"):
-        if _is_context(fields, text):  # llama.cpp reports a full KV cache as HTTP 500
-            return context_error(fields, text, settings, status, detail)
+    if failed:
         return made(
             errors.ServerError,
             f"{label} had an internal error (HTTP {status}): try again; if it persists, "

@@ -6,6 +6,7 @@ asks `take_finished` whether the job has ended, and moves its outcome into its o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,3 +41,19 @@ def take_finished(key: str, *, lost: str) -> Finished | None:
         return None
     st.session_state[key] = None
     return Finished(None, lost) if job is None else Finished(job.result, job.error)
+
+
+def job_state(
+    prefix: str, *, lost: str, keep: Callable[[Any], Any] = lambda result: result
+) -> bool:
+    """A page's job kept under `{prefix}_job`, its outcome under `{prefix}_result` and
+    `{prefix}_error` (all created empty): once the job has ended its result (through `keep`,
+    e.g. to plain data) and its error move there. True while the job runs."""
+    for part in ("job", "result", "error"):
+        st.session_state.setdefault(f"{prefix}_{part}", None)
+    finished = take_finished(f"{prefix}_job", lost=lost)
+    if finished is not None:
+        result = finished.result
+        st.session_state[f"{prefix}_result"] = None if result is None else keep(result)
+        st.session_state[f"{prefix}_error"] = finished.error
+    return bool(st.session_state[f"{prefix}_job"])

@@ -24,12 +24,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from memory.bm25 import BM25Index
 from memory.compose import Block, Composition
 from memory.errors import ContextOverflow, InvalidParameter
 from memory.strategies.base import Strategy
 from memory.strategies.entity import extract_facts
-from memory.strategies.retrieval import pack
+from memory.strategies.retrieval import TurnRecall
 from memory.strategies.token_window import check_budget
 from memory.tokens import TokenCounter
 from memory.types import MaintenanceCall, ModelFn, Part, Request, TokenCount, Turn
@@ -69,9 +68,7 @@ class Composed(Strategy):
         self.recent_block = comp.block("recent")
         self.retrieved_block = comp.block("retrieved")
         self.pinned_block = comp.block("pinned")
-        self.index = BM25Index()
-        self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
-        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
+        self.recall = TurnRecall()
 
     # --- the blocks' picks ------------------------------------------------------------------
 
@@ -126,17 +123,14 @@ class Composed(Strategy):
         cap = min(caps) if caps else 0  # 0: no token cap
         if caps and cap <= 0:
             return []
-        best = self.index.best(user_text, max_id=older, neighbours=block.neighbours)
-        ranked = (hit for hit in best if hit[0] not in pinned)
-        limit = older if block.top_k is None else block.top_k
-        taken = pack(
-            ranked,
-            self.turn_tokens.__getitem__,
+        return self.recall.pick(
+            user_text,
+            older=older,
+            neighbours=block.neighbours,
             budget=cap,
-            limit=limit,
-            smallest=self.smallest_turn,
+            limit=older if block.top_k is None else block.top_k,
+            skip=pinned,
         )
-        return sorted(taken)
 
     def turn_wants(
         self, user_text: str, candidates: Sequence[int], pinned: set[int], order: tuple[str, ...]
@@ -302,15 +296,11 @@ class Composed(Strategy):
 
     def _restored_turn(self, turn: Turn) -> None:
         tokens = self.history.tokens([turn.index])
-        self.turn_tokens.append(tokens)
-        self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens
-        if self.retrieved_block is not None:
-            self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+        self.recall.learn(turn, tokens, indexed=self.retrieved_block is not None)
 
     def _fork_extra(self, other: Strategy) -> None:
         assert isinstance(other, Composed)
-        other.index = self.index.copy()
-        other.turn_tokens = list(self.turn_tokens)
+        other.recall = self.recall.copy()
 
     def _parts(
         self,

@@ -12,10 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memory.bm25 import BM25Index
 from memory.strategies.base import Strategy
 from memory.strategies.entity import extract_facts
-from memory.strategies.retrieval import check_share, pack
+from memory.strategies.retrieval import TurnRecall, check_share
 from memory.strategies.summary_buffer import SummaryBuffer
 from memory.types import MaintenanceCall, Request, Turn
 
@@ -42,24 +41,18 @@ class Hybrid(SummaryBuffer):
         super().__init__(system_prompt, **options)
         self.recall_share = check_share(recall_share, "recall_share", upper=0.9)
         self.neighbours = check_share(neighbours, "neighbours", upper=1.0)
-        self.index = BM25Index()
-        self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
-        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
+        self.recall = TurnRecall()
 
     def extra_maintenance(self, turn: Turn) -> list[MaintenanceCall]:
         self._restored_turn(turn)
         return [extract_facts(self, turn)]
 
     def _restored_turn(self, turn: Turn) -> None:
-        self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
-        tokens = self.history.tokens([turn.index])
-        self.turn_tokens.append(tokens)
-        self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens
+        self.recall.learn(turn, self.history.tokens([turn.index]))
 
     def _fork_extra(self, other: Strategy) -> None:
         assert isinstance(other, Hybrid)
-        other.index = self.index.copy()
-        other.turn_tokens = list(self.turn_tokens)
+        other.recall = self.recall.copy()
 
     def _build(self, user_text: str) -> Request:
         request = super()._build(user_text)
@@ -71,22 +64,17 @@ class Hybrid(SummaryBuffer):
         room = min(math.floor(self.recall_share * self.budget), self.budget - fixed)
         if room <= 0 or older <= 0:
             return request
-        ranked = self.index.best(user_text, max_id=older, neighbours=self.neighbours)
-        hits = pack(
-            ranked,
-            self.turn_tokens.__getitem__,
-            budget=room,
-            limit=older,
-            smallest=self.smallest_turn,
+        hits = self.recall.pick(
+            user_text, older=older, neighbours=self.neighbours, budget=room, limit=older
         )
         if not hits:
             return request
-        retrieved = sorted(d for d, _ in hits)
+        retrieved = [d for d, _ in hits]
         extra = self.history.tokens(retrieved)
         spare = self.budget - request.tokens.content
         while recent and extra > spare:  # make room: the oldest recent turns give way
             spare += self.history.tokens([recent.pop(0)])
-        notes = [*account.notes, *(f"turn {d}: retrieved, score {s:.2f}" for d, s in sorted(hits))]
+        notes = [*account.notes, *(f"turn {d}: retrieved, score {s:.2f}" for d, s in hits)]
         notes.append(f"retrieved block: {extra} of {room} tokens")
         return self.request(
             user_text,

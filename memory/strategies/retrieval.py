@@ -9,7 +9,8 @@ before the recent ones and listed as retrieved in the request's account, with th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import copy
+from collections.abc import Callable, Container, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -53,6 +54,52 @@ def pack(
     return taken
 
 
+class TurnRecall:
+    """Older turns to recall by relevance: every turn so far in a BM25 index, with its tokens.
+
+    The retrieval, hybrid and composed strategies each keep one and learn every turn into it;
+    `pick` ranks the older turns against the new message and packs them into a budget."""
+
+    def __init__(self) -> None:
+        self.index = BM25Index()
+        self.smallest = 0  # tokens of the smallest turn so far (packing stops below it)
+        self.tokens: list[int] = [0]  # tokens[i]: tokens of turn i
+
+    def learn(self, turn: Turn, tokens: int, *, indexed: bool = True) -> None:
+        """Count the next turn's `tokens`; index its text unless `indexed` is False."""
+        self.tokens.append(tokens)
+        self.smallest = min(self.smallest, tokens) if turn.index > 1 else tokens
+        if indexed:
+            self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
+
+    def copy(self) -> TurnRecall:
+        """An independent copy (for a strategy's fork)."""
+        other = copy.copy(self)
+        other.index = self.index.copy()
+        other.tokens = list(self.tokens)
+        return other
+
+    def pick(
+        self,
+        user_text: str,
+        *,
+        older: int,
+        neighbours: float,
+        budget: int,
+        limit: int,
+        skip: Container[int] = (),
+    ) -> list[tuple[int, float]]:
+        """Turns 1..older (none in `skip`) best matching `user_text`, packed best first into
+        `budget` tokens (0: no token cap), at most `limit`; (turn, score) in turn order."""
+        ranked = self.index.best(user_text, max_id=older, neighbours=neighbours)
+        if skip:
+            ranked = (hit for hit in ranked if hit[0] not in skip)
+        taken = pack(
+            ranked, self.tokens.__getitem__, budget=budget, limit=limit, smallest=self.smallest
+        )
+        return sorted(taken)
+
+
 class Retrieval(Strategy):
     """Recent turns plus older turns recalled by keyword relevance; no model needed."""
 
@@ -84,23 +131,19 @@ class Retrieval(Strategy):
             raise InvalidParameter(f"recall_budget cannot be negative, got {recall_budget}")
         self.recall_budget = recall_budget
         self.neighbours = check_share(neighbours, "neighbours", upper=1.0)
-        self.index = BM25Index()
-        self.smallest_turn = 0  # tokens of the smallest turn so far (packing stops below it)
-        self.turn_tokens: list[int] = [0]  # turn_tokens[i]: tokens of turn i
+        self.recall = TurnRecall()
 
     def retrieve(self, user_text: str, older: int) -> list[tuple[int, float]]:
         """The retrieved turns among 1..older with their scores, in conversation order."""
         if older <= 0 or self.top_k == 0:
             return []
-        ranked = self.index.best(user_text, max_id=older, neighbours=self.neighbours)
-        taken = pack(
-            ranked,
-            self.turn_tokens.__getitem__,
+        return self.recall.pick(
+            user_text,
+            older=older,
+            neighbours=self.neighbours,
             budget=self.recall_budget,
             limit=self.top_k,
-            smallest=self.smallest_turn,
         )
-        return sorted(taken)
 
     def _build(self, user_text: str) -> Request:
         n = len(self.history)
@@ -110,7 +153,7 @@ class Retrieval(Strategy):
         recent = list(range(first_recent, n + 1))
         notes = [f"turn {d}: retrieved, score {s:.2f}" for d, s in hits]
         if self.recall_budget and hits:
-            used = sum(map(self.turn_tokens.__getitem__, retrieved))
+            used = sum(map(self.recall.tokens.__getitem__, retrieved))
             notes.append(f"retrieved block: {used} of {self.recall_budget} tokens")
         return self.request(user_text, retrieved + recent, retrieved=retrieved, notes=notes)
 
@@ -127,15 +170,11 @@ class Retrieval(Strategy):
 
     def _fork_extra(self, other: Strategy) -> None:
         assert isinstance(other, Retrieval)
-        other.index = self.index.copy()
-        other.turn_tokens = list(self.turn_tokens)
+        other.recall = self.recall.copy()
 
     def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
         self._restored_turn(turn)
         return []
 
     def _restored_turn(self, turn: Turn) -> None:
-        self.index.add(turn.index, f"{turn.user}\n{turn.assistant}")
-        tokens = self.history.tokens([turn.index])
-        self.turn_tokens.append(tokens)
-        self.smallest_turn = min(self.smallest_turn, tokens) if turn.index > 1 else tokens
+        self.recall.learn(turn, self.history.tokens([turn.index]))

@@ -96,6 +96,16 @@ def collect_all(store, sweep_id, settings, limit=10):
     raise AssertionError(f"sweep not done: {now.line()}")
 
 
+def collect_after_polls(fb, store, plan, settings, polls: int):
+    """Start `plan` on a batch server that answers "in progress" `polls` times, refresh once
+    (not done yet), then collect it all: (sweep id, that first refresh, the collected one)."""
+    fb.polls_before_done = polls
+    sweep_id = start(store, plan)
+    first = refresh(store, sweep_id, settings)
+    assert not first.done
+    return sweep_id, first, collect_all(store, sweep_id, settings)
+
+
 def test_estimate_is_at_half_the_catalog_price_and_says_how_upkeep_runs():
     for settings in (
         ProviderSettings("openai", "gpt-4o-mini", max_tokens=100),
@@ -143,12 +153,9 @@ def test_plan_holds_exactly_the_bodies_the_interactive_run_sends(fb):
 @pytest.mark.parametrize("family", ["openai", "anthropic"])
 def test_sweep_polls_through_in_progress_and_lands_in_the_interactive_rows(fb, store, family):
     settings = settings_for(fb, family)
-    fb.polls_before_done = 2
     plan = prepare_sweep(CONFIG, settings)
-    sweep_id = start(store, plan)
-    first = refresh(store, sweep_id, settings)
-    assert not first.done and first.submitted == len(plan.requests) and first.result is None
-    done = collect_all(store, sweep_id, settings)
+    sweep_id, first, done = collect_after_polls(fb, store, plan, settings, polls=2)
+    assert first.submitted == len(plan.requests) and first.result is None
     assert done.succeeded == len(plan.requests) and done.failed == 0
     assert store.sweep(sweep_id).status == COLLECTED
     expected = interactive(CONFIG, settings)

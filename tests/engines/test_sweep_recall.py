@@ -28,6 +28,7 @@ from tests.engines.test_recall import small
 from tests.engines.test_sweep import (
     CONFIG,
     KEY,
+    collect_after_polls,
     collect_all,
     echoing,
     interactive,
@@ -94,12 +95,9 @@ def test_recall_estimate_is_at_batch_prices_and_says_how_upkeep_runs():
 @pytest.mark.parametrize("family", ["openai", "anthropic"])
 def test_recall_sweep_polls_collects_and_lands_in_the_interactive_rows(fb, store, family):
     settings = settings_for(fb, family)
-    fb.polls_before_done = 1
     plan = prepare_recall_sweep(GRID, settings)
-    sweep_id = start(store, plan)
-    first = refresh(store, sweep_id, settings)
-    assert not first.done and first.recall is None
-    done = collect_all(store, sweep_id, settings)
+    sweep_id, first, done = collect_after_polls(fb, store, plan, settings, polls=1)
+    assert first.recall is None
     assert done.failed == 0 and store.sweep(sweep_id).status == COLLECTED
     assert done.result is None and done.recall is not None
     expected = answered_live(GRID, settings)

@@ -55,23 +55,15 @@ def test_streams_text_and_sends_exactly_the_reported_body(fake, family):
 
 
 def test_openai_wire_shape(fake):
-    reply = stream(REQUEST, settings_for(fake, "openai", "ok", temperature=0.0, max_tokens=77))
+    settings = settings_for(fake, "openai", "ok", temperature=0.0, max_tokens=77)
+    reply = stream(REQUEST, settings)
     received = only_body(fake)
     assert received.path == "/v1/chat/completions"
     assert received.headers["authorization"] == f"Bearer {TEST_KEY}"
-    assert received.json == {
-        "model": "ok",
-        "messages": [
-            {"role": "system", "content": "You are FinCoach."},
-            {"role": "user", "content": "My name is Chiru."},
-            {"role": "assistant", "content": "Hello Chiru."},
-            {"role": "user", "content": "What is my name?"},
-        ],
-        "temperature": 0.0,
-        "max_tokens": 77,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
+    # the builder's body (its fields: tests/providers/test_bodies_settings.py), all of it sent
+    assert received.json == build_body(REQUEST, settings)
+    assert received.json["temperature"] == 0.0 and received.json["max_tokens"] == 77
+    assert received.json["stream_options"] == {"include_usage": True}
     assert reply.usage is not None
     assert (reply.usage.input, reply.usage.output) == (42, len(CANNED))
     assert reply.usage.details["cached_tokens"] == 10
@@ -80,25 +72,17 @@ def test_openai_wire_shape(fake):
 
 
 def test_anthropic_wire_shape(fake):
-    reply = stream(REQUEST, settings_for(fake, "anthropic", "ok", temperature=0.0, max_tokens=77))
+    settings = settings_for(fake, "anthropic", "ok", temperature=0.0, max_tokens=77)
+    reply = stream(REQUEST, settings)
     received = only_body(fake)
     assert received.path == "/v1/messages"
     assert TEST_KEY in (
         received.headers.get("authorization", "") + received.headers.get("x-api-key", "")
     )
-    assert received.json == {
-        "model": "ok",
-        "max_tokens": 77,
-        "system": "You are FinCoach.",
-        "messages": [
-            {"role": "user", "content": "My name is Chiru."},
-            {"role": "assistant", "content": "Hello Chiru."},
-            {"role": "user", "content": "What is my name?"},
-        ],
-        # not a parameter of anthropic SDK 2.x: it travels in extra_body, still on the wire
-        "temperature": 0.0,
-        "stream": True,
-    }
+    assert received.json == build_body(REQUEST, settings)
+    assert received.json["system"] == "You are FinCoach." and received.json["max_tokens"] == 77
+    # not a parameter of anthropic SDK 2.x: it travels in extra_body, still on the wire
+    assert received.json["temperature"] == 0.0
     assert reply.usage is not None
     # input counts the whole prompt: uncached 32 + 10 read from the cache
     assert (reply.usage.input, reply.usage.output) == (42, len(CANNED))
