@@ -12,13 +12,13 @@ import streamlit as st
 from lanes.session import Session
 from present.lanes import comparison_figure, cumulative_figure
 from scenarios import fincoach
-from ui import anatomy_view, demo_controls, lane_view, presentation
+from ui import anatomy_view, demo_controls, lane_view, navigation, presentation
 from ui.app_state import AppConfig
 from ui.persistence import lane_choices, new_session
 from ui.safe import plain
 from ui.sidebar import render_sidebar
 
-st.set_page_config(page_title="Memory Lab", page_icon="🧠", layout="wide")
+navigation.page_config("Memory Lab", "🧠")
 
 st.session_state.setdefault("config", AppConfig.default())
 st.session_state.setdefault("session", None)

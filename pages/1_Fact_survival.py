@@ -38,12 +38,13 @@ from memory.registry import REGISTRY
 from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
+from ui import navigation
 from ui.app_state import AppConfig, settings_for
 from ui.page_jobs import job_board, job_state
 from ui.picker import strategy_picker
 from ui.survival_form import build_config, facts_from_editor, facts_rows
 
-st.set_page_config(page_title="Fact survival · Memory Lab", page_icon="🧪", layout="wide")
+navigation.page_config("Fact survival · Memory Lab", "🧪")
 
 EMBEDDED_NOTE = (
     "**Small local model (SmolLM2-135M): in-payload is the fair test, recall is noisy.** "

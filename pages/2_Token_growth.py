@@ -28,9 +28,10 @@ from memory.replay import growth_factor
 from present.growth import projection_chart, seed_chart
 from scenarios import fincoach
 from scenarios.filler import TranscriptError, parse_transcript
+from ui import navigation
 from ui.picker import Picked, every_strategy, strategy_picker
 
-st.set_page_config(page_title="Token growth · Memory Lab", page_icon="📈", layout="wide")
+navigation.page_config("Token growth · Memory Lab", "📈")
 
 SOURCES = {
     "fincoach": "FinCoach's ten simulated turns (seed 000)",

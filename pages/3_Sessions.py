@@ -21,13 +21,13 @@ from memory.registry import REGISTRY
 from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
 from storage.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
-from ui import persistence
+from ui import navigation, persistence
 from ui.app_state import AppConfig, LaneChoice, maintenance_settings, settings_for
 from ui.page_jobs import job_board, take_finished
 from ui.picker import by_name, strategy_picker
 from ui.safe import plain
 
-st.set_page_config(page_title="Sessions · Memory Lab", page_icon="🗂️", layout="wide")
+navigation.page_config("Sessions · Memory Lab", "🗂️")
 
 MODES = {
     transcripts.RECORDED: "Keep the recorded replies (no model calls except upkeep)",

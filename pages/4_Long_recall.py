@@ -31,10 +31,9 @@ from scenarios.longmem import (
     parse_questions,
 )
 from scenarios.longmem_world import generate
+from ui import navigation
 
-st.set_page_config(
-    page_title="Long-conversation recall · Memory Lab", page_icon="🔎", layout="wide"
-)
+navigation.page_config("Long-conversation recall · Memory Lab", "🔎")
 
 GENERATED, ONE_FILE, TWO_FILES = "generated", "file", "transcript"
 SOURCES = {

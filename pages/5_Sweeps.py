@@ -48,8 +48,9 @@ from present.survival import heatmaps, tokens_chart
 from providers import ProviderError, ProviderSettings, preset
 from scenarios.longmem_world import generate
 from storage.sweeps import SweepStore
+from ui import navigation
 
-st.set_page_config(page_title="Sweeps · Memory Lab", page_icon="📦", layout="wide")
+navigation.page_config("Sweeps · Memory Lab", "📦")
 BATCH_PRESETS = ("openai", "anthropic")
 AUTO_POLL_S = 30.0
 GRIDS = {"survival": "Fact survival (facts x probe turns)", "recall": "Long-conversation recall"}

@@ -18,7 +18,7 @@ from engines.tune import Evaluator, FactsEvaluator, Target, tune
 from lanes import jobs
 from memory.errors import MemoryLabError
 from scenarios.filler import BANK
-from ui import tune_view
+from ui import navigation, tune_view
 from ui.lane_handoff import main_config
 from ui.page_jobs import job_board, job_state
 from ui.picker import by_name, strategy_picker
@@ -33,7 +33,7 @@ from ui.tune_form import (
     result_from_dict,
 )
 
-st.set_page_config(page_title="Auto-tune · Memory Lab", page_icon="🎯", layout="wide")
+navigation.page_config("Auto-tune · Memory Lab", "🎯")
 
 SOURCES = {
     SOURCE_DEMO: f"FinCoach demo: its facts, then the built-in filler bank ({len(BANK)} turns)",

@@ -27,7 +27,7 @@ from ui.composer_view import load_draft
 from ui.lane_handoff import add_as_lane, main_config
 from ui.picker import by_name, strategy_picker
 
-st.set_page_config(page_title="Composer · Memory Lab", page_icon="🧩", layout="wide")
+navigation.page_config("Composer · Memory Lab", "🧩")
 
 START = "hybrid"
 

@@ -42,3 +42,19 @@ def pages() -> list[st.Page]:
 def run() -> None:
     """Draw the navigation and run the chosen page."""
     st.navigation(pages()).run()
+
+
+def page_config(title: str, icon: str) -> None:
+    """Every page's first call: its tab title and icon, wide layout.
+
+    A page opened by its own URL as the first visit after the server starts is run by
+    Streamlit's older automatic page list (it sees the `pages/` folder, and only a call to
+    `st.navigation` switches that off): app.py is skipped, the list shows file names and
+    "app". Here such a run switches the old list off, as `st.navigation` itself does, and
+    reruns, so app.py runs and its navigation opens this same page by its URL path."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+    st.set_page_config(page_title=title, page_icon=icon, layout="wide")

@@ -30,6 +30,11 @@ def open_and_collect(page, url: str, name: str, heading: str) -> None:
 
     page.goto(url + "/Sweeps", wait_until="domcontentloaded")
     expect(page.get_by_role("heading", name="Sweeps", exact=True)).to_be_visible(timeout=60_000)
+    # the server's first visit is this page's own URL: the page list is still app.py's titled
+    # one (Streamlit's automatic list would show file names and "app")
+    nav = page.get_by_test_id("stSidebarNav")
+    expect(nav.get_by_role("link", name="Auto-tune")).to_be_visible()
+    expect(nav.get_by_role("link", name="app", exact=True)).to_have_count(0)
     # the open sweep's heading line; its row in the saved-sweeps grid is a canvas cell that
     # the accessibility tree reports as hidden, so a bare text match may land on it
     expect(page.locator("strong", has_text=name).first).to_be_visible()
