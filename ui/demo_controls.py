@@ -130,12 +130,14 @@ def lane_stop_button(session: Session, name: str) -> None:
     the lane's fragment, whose click would wait for the running script). Its click reruns
     the page at once: that lane's stream closes at its next piece and its turn is marked
     cancelled, kept out of its memory; the other lanes' runs go on in the session's threads
-    and their columns attach to them again, so they keep streaming and record the turn."""
+    and their columns attach to them again, so they keep streaming and record the turn.
+    Once clicked it stays in its place, disabled, until the turn ends."""
     st.button(
         "■ Stop lane",
         key=f"stop-{session.id}-{name}-{session.turn}",
         on_click=_cancel_lane,
         args=(session, name),
+        disabled=session.is_cancelled(name, session.turn),
         help="Stops this lane's reply; the other lanes go on. The turn stays out of this "
         "lane's memory.",
     )
