@@ -4,16 +4,17 @@ Lanes are keyed by label (lanes/labels.py), so one strategy may run in several l
 other parameters or on its own provider (`LaneSpec.provider`; None: the session's).
 
 The session owns the user turns and the lanes; `run_turn` runs every lane of a turn in
-parallel threads (the CLI, the bench and the tests use it), while the UI runs each lane in
-its own parallel fragment through `run_lane`. Both paths go through `Lane.run`, so what the
-UI shows is what a lane recorded.
+parallel threads (the CLI, the bench and the tests use it), while the UI starts each lane's
+run in a thread the session owns (`start_lane`) and draws its live buffer (lanes/live.py)
+from the lane's fragment, so a page rerun that cuts the drawing off leaves the run going.
+Both paths go through `Lane.run`, so what the UI shows is what a lane recorded.
 
 A turn can be stopped (`cancel`) in every lane or in one: each lane's stream is closed at its
 next piece, the turn is recorded as cancelled and nothing of it enters that lane's memory.
 Upkeep calls (summaries, extraction) get their own output limits (`UpkeepLimits`), so a
 weak model that rambles cannot make them as long as a reply.
 
-A little over 400 lines: the Session's turn bookkeeping (begin, claim, cancel, finish once,
+Under 500 lines: the Session's turn bookkeeping (begin, start a lane, cancel, finish once,
 retry) is one lock's contract, and it reads best kept with the class that holds the lock.
 """
 
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lanes import warmup as warming
 from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
+from lanes.live import LiveRun
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
 from memory.types import ModelFn, Request
@@ -164,7 +166,8 @@ class Session:
             self.lanes[label] = self._lane(spec, label, shared)
         self.user_turns: list[str] = []
         self._lock = threading.Lock()
-        self._in_flight: set[str] = set()
+        self._in_flight: set[str] = set()  # lanes with a run going on (claimed, not released)
+        self._live: dict[str, LiveRun] = {}  # label -> its latest run started by start_lane
         self._finished_turn = 0
         self._cancelled: dict[int, set[str]] = {}  # turn -> lanes stopped (all: every name)
         self._touched = time.monotonic()
@@ -261,6 +264,39 @@ class Session:
         self._notify(record)
         return record
 
+    def start_lane(self, name: str, turn: int) -> LiveRun:
+        """Run turn `turn` in lane `name` in a thread the session owns, writing into a live
+        buffer, and return the buffer. One run per lane and turn: if the lane runs (or ran)
+        that turn already, that run's buffer, so a reader cut off mid-stream (a page rerun)
+        is followed by one that attaches where the text has got to. A run that raised is
+        started again. The lane counts as in flight (`in_flight`) until its run ends."""
+        if name not in self.lanes:
+            raise KeyError(f"no lane {name!r} in this session")
+        with self._lock:
+            live = self._live.get(name)
+            # the run going on, or this turn's run, unless it raised (a run that raised was
+            # released before it said so: it is never in flight then)
+            going = live is not None and (name in self._in_flight or live.turn == turn)
+            if live is not None and going and not live.failed:
+                return live
+            self._in_flight.add(name)
+            self._touched = time.monotonic()
+            live = self._live[name] = LiveRun(name, turn)
+
+        def run() -> None:
+            record: LaneTurn | None = None
+            error: BaseException | None = None
+            try:
+                record = self.run_lane(name, turn, live.add, on_reply=live.replied)
+            except BaseException as exc:  # handed to the reader, which raises it
+                error = exc
+            finally:
+                self.release(name)
+                live.finish(record, error)
+
+        threading.Thread(target=run, name=f"lane-{name}-{turn}", daemon=True).start()
+        return live
+
     def _warm_next(self, name: str, turn: int) -> None:
         """After lane `name` recorded turn `turn` (reply and upkeep done), have the model read
         its next prefix in the background (lanes/warmup.py `after_upkeep`); never waited for.
@@ -308,16 +344,8 @@ class Session:
         for listener in list(self.listeners):
             listener(self, record)
 
-    def claim(self, name: str) -> bool:
-        """Mark lane `name` as running its pending turn; False if a run already holds it."""
-        with self._lock:
-            if name in self._in_flight:
-                return False
-            self._in_flight.add(name)
-            self._touched = time.monotonic()
-            return True
-
     def release(self, name: str) -> None:
+        """Lane `name`'s run has ended (start_lane's thread calls this)."""
         with self._lock:
             self._in_flight.discard(name)
             self._touched = time.monotonic()
@@ -328,6 +356,7 @@ class Session:
             return time.monotonic() - self._touched
 
     def in_flight(self) -> set[str]:
+        """Lanes whose run is going on in the session's threads, drawn or not."""
         with self._lock:
             return set(self._in_flight)
 

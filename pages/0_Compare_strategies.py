@@ -97,7 +97,8 @@ session.next_turn_queued = bool(st.session_state.demo_queue)
 
 @st.fragment(run_every=1.0)
 def watch_turn() -> None:
-    """Fallback: if a lane's run was cut off by a rerun, restart it; redraw when all are done."""
+    """Fallback: redraw when every lane is done, or when a pending lane has had no run going
+    for a while (the page run that was to start it was cut off): the redraw starts it."""
     stalled = not session.in_flight() and session.idle_for() > 3.0
     if not session.pending_lanes() or stalled:
         st.rerun()
@@ -118,18 +119,10 @@ def lane_column(name: str) -> None:
     pending = name in session.pending_lanes()
     latest = lane.turns[-1] if lane.turns else None
     lane_view.conversation(lane, upto=turn if (pending or latest) else turn + 1)
-    if pending and session.claim(name):
-        append, on_reply = demo_controls.live_reply()
-        demo_controls.lane_stop_button(session, name)
-        try:
-            latest = session.run_lane(name, turn, append, on_reply=on_reply)
-        finally:
-            session.release(name)
+    if pending:  # the run goes on in the session's thread; this draws it, or attaches again
+        latest = demo_controls.follow(session.start_lane(name, turn))
         if session.finish_turn_once(turn):
             st.rerun()  # the last lane to finish redraws the page with everyone's results
-    elif pending:
-        lane_view.reply_box("…running")
-        return
     else:
         lane_view.reply_box(latest.reply if latest and latest.turn == turn else "")
     if latest is None or latest.turn != turn:
@@ -150,8 +143,11 @@ def lane_column(name: str) -> None:
 if session.turn:
     st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")
 columns = st.columns(len(session.lanes), gap="small")
+running = session.pending_lanes()
 for column, name in zip(columns, session.lanes, strict=True):
     with column:
+        if name in running:  # drawn by the page, not the fragment: its click is handled at once
+            demo_controls.lane_stop_button(session, name)
         lane_column(name)
 
 

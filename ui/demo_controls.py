@@ -15,6 +15,7 @@ import streamlit as st
 
 from engines import transcripts
 from lanes.lane import CANCELLED, LaneTurn
+from lanes.live import LiveRun, LiveView
 from lanes.session import Session
 from lanes.warmup import Warmup
 from ui.app_state import AppConfig, settings_for
@@ -48,23 +49,41 @@ class Paced:
         self.draws += 1
         return True
 
+    def wait_s(self) -> float:
+        """Seconds until the next redraw is due (0: now)."""
+        if self._last is None:
+            return 0.0
+        return max(0.0, self._last + self.every - self.clock())
 
-def live_reply() -> tuple[Callable[[str], None], Callable[[str], None]]:
-    """A fixed-height reply box for a running lane: (on_delta, on_reply). Deltas are drawn at
-    a steady pace; on_reply draws the whole reply and says the lane's upkeep is running."""
+
+def follow(live: LiveRun) -> LaneTurn:
+    """Draw a running lane's turn from its live buffer (lanes/live.py) in a fixed-height box
+    until the run is done, and return its record. The first piece goes on screen at once,
+    then at most one redraw every REDRAW_EVERY_S, and at least one while nothing comes (an
+    st call is where a full page rerun stops this reader: the run goes on in the session's
+    thread, and the next page run's fragment attaches to it where its text has got to)."""
     box = st.container(height=REPLY_HEIGHT, border=True)
     slot = box.empty()
-    slot.markdown("…")
     paced = Paced()
+    view = live.view()
+    slot.markdown(_live_text(view))
+    while not view.done:
+        live.wait(view.version, timeout=paced.every)  # something new, or a quiet interval
+        time.sleep(paced.wait_s())
+        view = live.view()
+        paced.add(view.text[len(paced.text) :])
+        slot.markdown(_live_text(view))
+    return live.result()
 
-    def on_delta(delta: str) -> None:
-        if paced.add(delta):
-            slot.markdown(plain(paced.text) + " ▌")
 
-    def on_reply(text: str) -> None:
-        slot.markdown(plain(text) + "\n\n:gray[*upkeep (summary / facts) running…*]")
-
-    return on_delta, on_reply
+def _live_text(view: LiveView) -> str:
+    """The reply box's text: the reply so far with a cursor, the whole reply while the lane's
+    upkeep runs, or the reply as it ended."""
+    if view.done:
+        return plain(view.reply or view.text) or "…"
+    if view.reply is not None:
+        return plain(view.reply) + "\n\n:gray[*upkeep (summary / facts) running…*]"
+    return plain(view.text) + " ▌" if view.text else "…"
 
 
 def warm_up(session: Session) -> None:
@@ -107,15 +126,20 @@ def stop_button(session: Session) -> None:
 
 
 def lane_stop_button(session: Session, name: str) -> None:
-    """A per-lane stop, drawn above a running lane's reply. Known limit: in the browser its
-    click is handled when the lane's fragment reruns, i.e. after the lane has finished, so it
-    does not stop a reply mid-stream (a page-level button did, but its full rerun cut off the
-    other lanes' runs). "Stop this turn" stops every lane at once."""
+    """'■ Stop lane' for one running lane, drawn by the page above the lane's column (not in
+    the lane's fragment, whose click would wait for the running script). Its click reruns
+    the page at once: that lane's stream closes at its next piece and its turn is marked
+    cancelled, kept out of its memory; the other lanes' runs go on in the session's threads
+    and their columns attach to them again, so they keep streaming and record the turn.
+    Once clicked it stays in its place, disabled, until the turn ends."""
     st.button(
         "■ Stop lane",
         key=f"stop-{session.id}-{name}-{session.turn}",
         on_click=_cancel_lane,
         args=(session, name),
+        disabled=session.is_cancelled(name, session.turn),
+        help="Stops this lane's reply; the other lanes go on. The turn stays out of this "
+        "lane's memory.",
     )
 
 
