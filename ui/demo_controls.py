@@ -174,7 +174,7 @@ def load_recorded(config: AppConfig, path: Path = RECORDED_DEMO) -> tuple[Sessio
 def recorded_button(config: AppConfig, *, disabled: bool) -> None:
     """'Recorded demo': the FinCoach demo as the embedded model once answered it, at once."""
     if not st.button(
-        "⏵ Recorded demo (instant)",
+        "▷ Recorded demo (instant)",
         width="stretch",
         disabled=disabled or not RECORDED_DEMO.is_file(),
         help="The five FinCoach turns with the replies SmolLM2 gave when they were recorded: "

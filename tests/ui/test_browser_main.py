@@ -126,7 +126,7 @@ def test_the_recorded_demo_plays_to_the_end_at_once(app_url):
     with chromium() as page:
         page.goto(app_url)
         page.get_by_placeholder("Message every lane at once…").wait_for(timeout=90_000)
-        page.get_by_role("button", name="⏵ Recorded demo (instant)").click()
+        page.get_by_role("button", name="▷ Recorded demo (instant)").click()
         wait_for_turn(page, 5, timeout_ms=60_000)  # no model call: seconds, not minutes
         page.get_by_text("Recorded", exact=True).first.wait_for()
         assert message_counts(page, "Full buffer") == [2, 4, 6, 8, 10]
