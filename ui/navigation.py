@@ -47,14 +47,21 @@ def run() -> None:
 def page_config(title: str, icon: str) -> None:
     """Every page's first call: its tab title and icon, wide layout.
 
-    A page opened by its own URL as the first visit after the server starts is run by
-    Streamlit's older automatic page list (it sees the `pages/` folder, and only a call to
-    `st.navigation` switches that off): app.py is skipped, the list shows file names and
-    "app". Here such a run switches the old list off, as `st.navigation` itself does, and
-    reruns, so app.py runs and its navigation opens this same page by its URL path."""
+    A page opened by its URL as the first visit after the server starts is run by Streamlit's
+    older automatic page list (it sees the `pages/` folder; only a call to `st.navigation`
+    switches that off, for the whole server process): app.py is skipped and the list shows
+    file names and "app". Such a run, asked for by URL path alone, switches the old list off
+    as `st.navigation` does and reruns: app.py runs, and its navigation opens this same page
+    by its URL path. Nothing is lost: it is the session's first run. (AppTest turns the old
+    list back on before every run and names pages by hash: its runs are left as they are.)"""
     from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    if PagesManager.uses_pages_directory:
+    ctx = get_script_run_ctx()
+    by_url = ctx is not None and bool(
+        ctx.pages_manager.intended_page_name and not ctx.pages_manager.intended_page_script_hash
+    )
+    if PagesManager.uses_pages_directory and by_url:
         PagesManager.uses_pages_directory = False
         st.rerun()
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
