@@ -23,6 +23,9 @@ from ui.safe import plain
 
 RECORDED_DEMO = Path(__file__).resolve().parent.parent / "scenarios" / "fincoach_recorded.json"
 REDRAW_EVERY_S = 0.25  # per lane: six lanes redrawing each token would compete with generation
+# with nothing new (a lane's upkeep running), one redraw a second: the st call at which a page
+# rerun (a Stop click) stops a lane's reader; more often only takes the model's CPU
+IDLE_REDRAW_S = 1.0
 REPLY_HEIGHT = 230
 
 
@@ -59,16 +62,17 @@ class Paced:
 def follow(live: LiveRun) -> LaneTurn:
     """Draw a running lane's turn from its live buffer (lanes/live.py) in a fixed-height box
     until the run is done, and return its record. The first piece goes on screen at once,
-    then at most one redraw every REDRAW_EVERY_S, and at least one while nothing comes (an
-    st call is where a full page rerun stops this reader: the run goes on in the session's
-    thread, and the next page run's fragment attaches to it where its text has got to)."""
+    then at most one redraw every REDRAW_EVERY_S, and one every IDLE_REDRAW_S while nothing
+    comes (an st call is where a full page rerun stops this reader: the run goes on in the
+    session's thread, and the next page run's fragment attaches to it where its text has got
+    to)."""
     box = st.container(height=REPLY_HEIGHT, border=True)
     slot = box.empty()
     paced = Paced()
     view = live.view()
     slot.markdown(_live_text(view))
     while not view.done:
-        live.wait(view.version, timeout=paced.every)  # something new, or a quiet interval
+        live.wait(view.version, timeout=IDLE_REDRAW_S)  # something new, or a quiet second
         time.sleep(paced.wait_s())
         view = live.view()
         paced.add(view.text[len(paced.text) :])
