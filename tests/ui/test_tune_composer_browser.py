@@ -53,6 +53,26 @@ def edit_cell(page, row: int, right: int, value: str) -> None:
     page.keyboard.press("Enter")
 
 
+def edit_cell_until(page, row: int, right: int, value: str) -> None:
+    """`edit_cell`, then wait for the grid to show `value` there; typed again if it does not
+    (a click on the canvas while the page still settles can land on another cell)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    shown = (
+        f"() => document.querySelector('#glide-cell-{right + 1}-{row}')?.textContent === '{value}'"
+    )
+    for attempt in range(3):
+        edit_cell(page, row, right, value)
+        try:
+            page.wait_for_function(shown, timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(1000)
+
+
 def fill(page, label: str, value: str) -> None:
     field = page.get_by_label(label, exact=True)
     field.fill(value)
@@ -66,11 +86,7 @@ def test_a_composition_built_on_the_page_becomes_a_lane(app_url):
         page.wait_for_selector(".js-plotly-plot", timeout=90_000)
         page.wait_for_selector("#glide-cell-2-3", state="attached", timeout=30_000)
         assert cells(page, 3)[2] == "recent"
-        edit_cell(page, 3, 2, "300")  # the recent block's own budget
-        page.wait_for_function(
-            "() => document.querySelector('#glide-cell-3-3')?.textContent === '300'",
-            timeout=30_000,
-        )
+        edit_cell_until(page, 3, 2, "300")  # the recent block's own budget
         fill(page, "Name (lowercase letters, digits, _)", "lean_mix")
         fill(page, "Title (shown on lanes)", "Lean mix")
         page.get_by_text("Lean mix (this composition)").first.wait_for(timeout=30_000)
