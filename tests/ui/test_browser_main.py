@@ -72,12 +72,18 @@ def shown_payload(page, title: str, turn: int) -> dict:
     return json.loads(code.inner_text())
 
 
+LANE_CHARTS_JS = """[...document.querySelectorAll('.js-plotly-plot')]
+    .filter(el => (el.layout?.title?.text || '').includes('Tokens per turn'))"""
+
+
 def lane_chart_points(page) -> list[list[int]]:
-    """x values of the 'prompt (counted)' trace of each lane chart, read from Plotly itself."""
+    """x values of the 'prompt (counted)' trace of each lane chart, read from Plotly itself,
+    once the page shows one chart per lane. While a rerun is under way the browser still
+    holds the last run's charts beside the new ones (a CI run once read 16), so the count
+    is waited for; charts that never settle to one per lane fail here."""
+    page.wait_for_function(f"() => {LANE_CHARTS_JS}.length === {len(LANES)}", timeout=60_000)
     return page.evaluate(
-        """() => [...document.querySelectorAll('.js-plotly-plot')]
-            .filter(el => (el.layout?.title?.text || '').includes('Tokens per turn'))
-            .map(el => el.data.find(t => t.name === 'prompt (counted)').x)"""
+        f"() => {LANE_CHARTS_JS}.map(el => el.data.find(t => t.name === 'prompt (counted)').x)"
     )
 
 
@@ -131,11 +137,6 @@ def test_the_recorded_demo_plays_to_the_end_at_once(app_url):
         page.get_by_text("Recorded", exact=True).first.wait_for()
         assert message_counts(page, "Full buffer") == [2, 4, 6, 8, 10]
         page.set_viewport_size({"width": 1600, "height": 2600})  # charts draw when in view
-        page.wait_for_function(
-            """() => [...document.querySelectorAll('.js-plotly-plot')].filter(
-                el => (el.layout?.title?.text || '').includes('Tokens per turn')).length === 6""",
-            timeout=60_000,
-        )
         points = lane_chart_points(page)
         assert len(points) == 6 and all(xs == [1, 2, 3, 4, 5] for xs in points), points
         page.screenshot(path=str(ARTIFACTS / "main-recorded-demo.png"))
