@@ -1,9 +1,14 @@
 """Benchmark the FinCoach demo in the real app: today's settings against the demo settings.
 
-Drives app.py through Streamlit's AppTest (the page's own script, parallel lane fragments,
-the real embedded model through the official openai SDK): presses "Play the FinCoach demo"
-and lets the five turns run. Each setting runs in its own process (the embedded server is
-configured once per process), one after the other, in this one run:
+Opens app.py in headless Chromium (the real Streamlit server, served from the worker
+process so every model call can be timed there; the real embedded model through the official
+openai SDK), waits for the warm-up as a presenter would, clicks "Play the FinCoach demo" and
+waits until the page shows every lane's last payload and takes messages again: the demo's
+time is what the room sees. `--driver apptest` runs the page script in Streamlit's AppTest
+instead (no server, no browser: Chromium's drawing no longer shares the 2 cores, AppTest's
+own polling does). The browser driver needs what `scripts/setup.sh --test` installs
+(Debian's Chromium, Playwright). Each setting runs in its own process (the embedded server is configured
+once per process), one after the other, in this one run:
 
 * old: 200-token replies, upkeep calls as long as a reply, every streamed piece redrawn,
   the server on every core with no chunk reuse and no host prompt cache (the app before
@@ -33,6 +38,7 @@ many fact-extraction replies parsed. A clearly labelled estimate at the referenc
 closes the run; the targets themselves are judged on the measured figures only.
 
     .venv/bin/python bench/bench_demo.py [--only new,base,old] [--turns 5] [--timeline]
+        [--driver browser|apptest]
 
 Other busy processes skew every figure: the load average is printed before and after.
 """
@@ -49,6 +55,8 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,52 +153,65 @@ class Calls:
         return timed
 
 
-def worker(name: str, turns: int) -> dict[str, Any]:
+class Patched:
+    """The app's code, patched in this process for one setting: every model call timed
+    (`calls`), each turn's start noted, the session the page made kept (`session`)."""
+
+    def __init__(self, name: str, turns: int) -> None:
+        import providers
+        import providers.send
+        from lanes.session import Session
+        from scenarios import fincoach
+        from ui import demo_controls
+        from ui.app_state import AppConfig
+
+        setting = SETTINGS[name]
+        self.name = name
+        self.calls = Calls()
+        self.session: Any = None
+        original = providers.send.stream
+        providers.stream = providers.send.stream = self.calls.wrap(original)  # lanes, upkeep
+        if setting["redraw_every_s"] is not None:
+            demo_controls.REDRAW_EVERY_S = setting["redraw_every_s"]
+        begin, warm_up = Session.begin_turn, Session.warm_up
+        calls, patched = self.calls, self
+
+        def begin_turn(self, text):
+            turn = begin(self, text)
+            patched.session = self
+            with calls.lock:
+                calls.turn_started[turn] = time.perf_counter()
+            return turn
+
+        def keep_session(self):
+            patched.session = self  # the page warms its session up when it opens
+            return warm_up(self) if setting["warm"] else None
+
+        Session.begin_turn = begin_turn  # type: ignore[method-assign]
+        Session.warm_up = keep_session  # type: ignore[method-assign]
+        if not setting["warm_after"]:
+            Session._warm_next = lambda self, name, turn: None  # type: ignore[method-assign]
+        fincoach.DEMO_TURNS = fincoach.DEMO_TURNS[:turns]  # what the Play button queues
+        default = AppConfig.default()
+        self.config = default.replace(
+            provider=dataclasses.replace(
+                default.provider,
+                max_tokens=setting["max_tokens"],
+                short_upkeep=setting["short_upkeep"],
+            )
+        )
+        AppConfig.default = classmethod(lambda cls: patched.config)  # type: ignore[method-assign,assignment]
+
+
+def drive_apptest(patched: Patched, turns: int) -> tuple[float, float]:
+    """Play the demo in Streamlit's AppTest (the page script in this process, no browser):
+    (when Play was pressed, when the last lane recorded the last turn)."""
     from streamlit.testing.v1 import AppTest
 
-    import providers
-    import providers.send
-    from lanes.session import Session
-    from providers import embedded
-    from ui import demo_controls
-    from ui.app_state import AppConfig
-
-    setting = SETTINGS[name]
-    info = embedded.start()  # loading the model is not part of a turn
-    calls = Calls()
-    original = providers.send.stream
-    providers.stream = providers.send.stream = calls.wrap(original)  # lanes and upkeep
-    if setting["redraw_every_s"] is not None:
-        demo_controls.REDRAW_EVERY_S = setting["redraw_every_s"]
-    begin = Session.begin_turn
-
-    def begin_turn(self, text):
-        turn = begin(self, text)
-        with calls.lock:
-            calls.turn_started[turn] = time.perf_counter()
-        return turn
-
-    Session.begin_turn = begin_turn  # type: ignore[method-assign]
-    if not setting["warm"]:
-        Session.warm_up = lambda self: None  # type: ignore[method-assign,assignment,return-value]
-    if not setting["warm_after"]:
-        Session._warm_next = lambda self, name, turn: None  # type: ignore[method-assign]
-
-    from scenarios import fincoach
-
-    fincoach.DEMO_TURNS = fincoach.DEMO_TURNS[:turns]  # what the Play button queues
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
-    config = AppConfig.default()
-    provider = dataclasses.replace(
-        config.provider, max_tokens=setting["max_tokens"], short_upkeep=setting["short_upkeep"]
-    )
-    at.session_state["config"] = config.replace(provider=provider)
     at.run()
-    warmup = at.session_state["session"].warmup
-    warm: dict[str, Any] | None = None
-    if warmup is not None:  # the page is open before the presenter presses Play
-        warmup.wait()
-        warm = dataclasses.asdict(warmup.stats)
+    if patched.session is not None and patched.session.warmup is not None:
+        patched.session.warmup.wait()  # the page is open before the presenter presses Play
     [play] = [b for b in at.button if "FinCoach demo" in b.label]
     started = time.perf_counter()
     play.click().run()
@@ -201,8 +222,106 @@ def worker(name: str, turns: int) -> dict[str, Any]:
         if session.turn >= turns and not session.pending_lanes():
             break
         at.run()
-    ended = time.perf_counter()
-    session = at.session_state["session"]
+    patched.session = at.session_state["session"]
+    return started, time.perf_counter()
+
+
+BROWSER_TIMEOUT_MS = 1_800_000
+
+
+def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float], None]) -> None:
+    """Play the demo in headless Chromium against the real Streamlit server, served from this
+    process (so the patches hold) on a free port. Streamlit's server keeps the main thread, so
+    Chromium is driven from another one, which calls `finish(when Play was clicked, when the
+    page showed every lane's last payload and took messages again)` and ends the process."""
+    from streamlit.web import bootstrap
+
+    from tests.browser_support import chromium, free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+
+    def drive() -> None:
+        try:
+            _wait_healthy(url)
+            with chromium(width=1600, height=1400) as page:
+                page.goto(url)
+                page.get_by_placeholder("Message every lane at once…").wait_for(timeout=180_000)
+                while patched.session is None:
+                    time.sleep(0.1)
+                if patched.session.warmup is not None:
+                    patched.session.warmup.wait()  # the presenter waits for the warm-up
+                lanes = len(patched.session.lanes)
+                started = time.perf_counter()
+                page.get_by_role("button", name="▶ Play the FinCoach demo").click()
+                page.wait_for_function(
+                    f"""() => [...document.querySelectorAll('summary')].filter(
+                            el => el.innerText.trim().endsWith('Payload · turn {turns}')).length
+                        === {lanes}
+                        && !document.querySelector('[data-testid=stChatInputTextArea]').disabled""",
+                    timeout=BROWSER_TIMEOUT_MS,
+                    polling=100,
+                )
+                ended = time.perf_counter()
+            finish(started, ended)
+        except BaseException:
+            traceback.print_exc()
+            sys.stdout.flush()
+            os._exit(1)
+        sys.stdout.flush()
+        os._exit(0)  # stops Streamlit's server, which has no stop call for another thread
+
+    threading.Thread(target=drive, daemon=True).start()
+    flags = {  # "streamlit run"'s flags, as its command line passes them ("_" for ".")
+        "server_address": "127.0.0.1",
+        "server_port": port,
+        "server_headless": True,
+        "browser_gatherUsageStats": False,
+        "server_fileWatcherType": "none",
+    }
+    bootstrap.load_config_options(flags)
+    bootstrap.run(str(ROOT / "app.py"), False, [], flags)
+    time.sleep(BROWSER_TIMEOUT_MS / 1000)  # never reached: drive() ends the process
+
+
+def _wait_healthy(url: str) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("the app's server did not answer within 120 s")
+
+
+def worker(name: str, turns: int, driver: str) -> None:
+    """Play the demo with one setting and print its figures as one RESULT line."""
+    from providers import embedded
+
+    info = embedded.start()  # loading the model is not part of a turn
+    patched = Patched(name, turns)
+
+    def finish(started: float, ended: float) -> None:
+        result = collect(patched, info, turns, started, ended)
+        print("RESULT " + json.dumps({**result, "driver": driver}), flush=True)
+
+    if driver == "browser":
+        drive_browser(patched, turns, finish)
+    else:
+        finish(*drive_apptest(patched, turns))
+
+
+def collect(patched: Patched, info: Any, turns: int, started: float, ended: float) -> dict:
+    """Per-turn figures from the timed calls and the lanes' records, then the machine probe."""
+    from providers import embedded
+
+    name, calls, session = patched.name, patched.calls, patched.session
+    warm = dataclasses.asdict(session.warmup.stats) if session.warmup is not None else None
     starts = [calls.turn_started[t] for t in range(1, turns + 1)]
     bounds = [*starts[1:], ended]
     per_turn = []
@@ -290,13 +409,13 @@ def probe_machine() -> dict[str, float]:
 WORKER_TIMEOUT_S = 1800
 
 
-def run_setting(name: str, turns: int) -> dict[str, Any] | None:
+def run_setting(name: str, turns: int, driver: str) -> dict[str, Any] | None:
     env = {**os.environ, **SETTINGS[name]["env"]}
     env.setdefault("MEMORY_LAB_DB_URL", f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3")
     env.setdefault("MEMORY_LAB_EMBEDDED_VERBOSITY", "0")
     try:
         out = subprocess.run(
-            [sys.executable, __file__, "--worker", name, "--turns", str(turns)],
+            [sys.executable, __file__, "--worker", name, "--turns", str(turns), "--driver", driver],
             env=env,
             capture_output=True,
             text=True,
@@ -346,7 +465,8 @@ def show(result: dict[str, Any]) -> None:
         f"warm-up {setting['warm']} · server env {setting['env'] or 'defaults'}"
     )
     print(
-        f"[{result['setting']}] demo {result['demo_s']:.1f} s · server {result['slots']} slots, "
+        f"[{result['setting']}] demo {result['demo_s']:.1f} s, driven by {result['driver']} · "
+        f"server {result['slots']} slots, "
         f"{result['threads']} threads · load after {' '.join(f'{x:.1f}' for x in result['load'])}"
     )
     show_machine(result)
@@ -431,10 +551,17 @@ def main() -> None:
     parser.add_argument(
         "--timeline", action="store_true", help="also print every call of every turn"
     )
+    parser.add_argument(
+        "--driver",
+        choices=["browser", "apptest"],
+        default="browser",
+        help="browser: the real server and headless Chromium (default); apptest: Streamlit's "
+        "AppTest in the worker process (no server, no browser; its own polling costs CPU)",
+    )
     parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print("RESULT " + json.dumps(worker(args.worker, args.turns)))
+        worker(args.worker, args.turns, args.driver)
         return
     print(
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores"
@@ -445,7 +572,7 @@ def main() -> None:
     names = [n for n in ORDER if n in args.only] if args.only else list(ORDER)
     results = {}
     for name in reversed(names):  # new first: its figures print even if old is slow
-        result = run_setting(name, args.turns)
+        result = run_setting(name, args.turns, args.driver)
         if result is not None:
             results[name] = result
             show(result)
