@@ -169,6 +169,7 @@ class Patched:
         self.name = name
         self.calls = Calls()
         self.session: Any = None
+        self.cpu: dict[str, float] | None = None  # CPU seconds over the demo (browser driver)
         original = providers.send.stream
         providers.stream = providers.send.stream = self.calls.wrap(original)  # lanes, upkeep
         if setting["redraw_every_s"] is not None:
@@ -252,6 +253,7 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
                 if patched.session.warmup is not None:
                     patched.session.warmup.wait()  # the presenter waits for the warm-up
                 lanes = len(patched.session.lanes)
+                cpu_before = cpu_seconds()
                 started = time.perf_counter()
                 page.get_by_role("button", name="▶ Play the FinCoach demo").click()
                 page.wait_for_function(
@@ -263,6 +265,8 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
                     polling=100,
                 )
                 ended = time.perf_counter()
+                cpu_after = cpu_seconds()
+            patched.cpu = {k: cpu_after[k] - cpu_before[k] for k in cpu_after}
             finish(started, ended)
         except BaseException:
             traceback.print_exc()
@@ -282,6 +286,37 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
     bootstrap.load_config_options(flags)
     bootstrap.run(str(ROOT / "app.py"), False, [], flags)
     time.sleep(BROWSER_TIMEOUT_MS / 1000)  # never reached: drive() ends the process
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far by this process (the model's threads, Streamlit, the SDK) and
+    by its descendants that are still running (Chromium, Playwright's driver), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(entry)] = int(fields[1])
+        used[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    me = os.getpid()
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parent.get(pid, 0)
+            if pid == me:
+                return True
+        return False
+
+    return {
+        "app": used.get(me, 0.0),
+        "browser": sum(t for pid, t in used.items() if pid != me and descends(pid)),
+    }
 
 
 def _wait_healthy(url: str) -> None:
@@ -378,6 +413,7 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
         "slots": info.slots,
         "threads": embedded.EmbeddedConfig.from_env().threads,
         "turns": per_turn,
+        "cpu": patched.cpu,
         "warm": warm,
         "load": os.getloadavg(),
         "machine": machine,
@@ -470,6 +506,14 @@ def show(result: dict[str, Any]) -> None:
         f"{result['threads']} threads · load after {' '.join(f'{x:.1f}' for x in result['load'])}"
     )
     show_machine(result)
+    cpu = result.get("cpu")
+    if cpu:
+        room = result["demo_s"] * (os.cpu_count() or 1)
+        print(
+            f"[{result['setting']}] CPU seconds over the demo: app process (model, Streamlit, "
+            f"SDK) {cpu['app']:.1f} · browser (Chromium, Playwright) {cpu['browser']:.1f} · "
+            f"of {room:.1f} the cores had"
+        )
     m = result["machine"]
     print(
         "turn   wall s  replies/upkeep done s  first token s (min–max)  prompt (read)    reply  "

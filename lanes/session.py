@@ -316,6 +316,18 @@ class Session:
         if warm is not None:
             self.lane_warmups[name] = warm
 
+    def settle_warmups(self, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for the after-upkeep warm-ups still reading; True
+        when none is left. The demo calls this before it begins its next turn: the model
+        reads a warm-up still in flight in the same batch as every lane's new prompt, so
+        every lane's first token would wait for it (two fact lanes ending their upkeep
+        together both warm, each thinking the other still runs)."""
+        deadline = time.monotonic() + timeout
+        for warm in list(self.lane_warmups.values()):
+            if not warm.done.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return True
+
     def warm_up(self) -> warming.Warmup | None:
         """Have the model read every lane's fixed prefix now, in the background, so the next
         turn reads only what is new (embedded model with the prompt cache only; see

@@ -89,6 +89,7 @@ if message is not None and not session.pending_lanes():
     else:
         st.toast("Empty message ignored: type something first.")
 elif st.session_state.demo_queue and not session.pending_lanes():
+    session.settle_warmups(demo_controls.WARM_SETTLE_S)  # first tokens then wait for nobody
     session.begin_turn(st.session_state.demo_queue.pop(0))
     st.rerun()
 # the demo begins its next turn the moment this one ends: no warm-up for the last lane then

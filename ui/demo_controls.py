@@ -26,6 +26,10 @@ REDRAW_EVERY_S = 0.25  # per lane: six lanes redrawing each token would compete 
 # with nothing new (a lane's upkeep running), one redraw a second: the st call at which a page
 # rerun (a Stop click) stops a lane's reader; more often only takes the model's CPU
 IDLE_REDRAW_S = 1.0
+# the demo's next turn waits at most this long for after-upkeep warm-ups still reading (one
+# reads a lane's conversation, ~200-350 tokens: about a second on 2 cores); see
+# Session.settle_warmups
+WARM_SETTLE_S = 2.0
 REPLY_HEIGHT = 230
 
 

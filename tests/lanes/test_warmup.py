@@ -350,3 +350,17 @@ def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_me
     cold, warmed = second_turn_reads(False), second_turn_reads(True)
     # warmed: the system prompt and the new summary were read between the turns
     assert warmed < 50 and cold > warmed + 30, (cold, warmed)
+
+
+def test_settling_waits_for_warm_ups_still_reading_and_no_longer_than_asked():
+    gate = threading.Event()  # every warm-up call hangs until the gate opens
+    transport = WarmingTransport(gate=gate)
+    session = make(transport, lanes=["full", "entity"])
+    assert session.settle_warmups(0.0)  # nothing warming yet
+    session.run_turn(fincoach.DEMO_TURNS[0])
+    assert len(session.lane_warmups) == 2
+    assert not session.settle_warmups(0.2)  # still reading: the bound holds
+    assert not any(w.done.is_set() for w in session.lane_warmups.values())
+    threading.Timer(0.2, gate.set).start()
+    assert session.settle_warmups(30)  # returns once every warm-up came back
+    assert all(w.done.is_set() for w in session.lane_warmups.values())

@@ -10,6 +10,7 @@ from memory.registry import DEFAULT_LANES, create
 from memory.tokens import TokenCounter
 from scenarios import fincoach
 from tests.ui.conftest import APP, run_app
+from ui import demo_controls
 
 
 def send(at: AppTest, text: str) -> AppTest:
@@ -128,6 +129,29 @@ def test_the_fincoach_demo_plays_five_turns(fake_transport):
     assert session.user_turns == list(fincoach.DEMO_TURNS)
     assert [r.n_messages for r in session.lanes["full"].turns] == [2, 4, 6, 8, 10]
     assert [r.n_messages for r in session.lanes["window"].turns] == [2, 4, 6, 8, 8]
+
+
+def test_the_demo_lets_warm_ups_settle_before_each_of_its_turns(fake_transport, monkeypatch):
+    from lanes.session import Session
+
+    settled: list[tuple[int, float]] = []  # (turns begun so far, the bound asked for)
+    monkeypatch.setattr(
+        Session,
+        "settle_warmups",
+        lambda self, timeout: settled.append((self.turn, timeout)) or True,
+    )
+    at = run_app()
+    [demo] = [b for b in at.button if "FinCoach demo" in b.label]
+    demo.click().run()
+    for _ in range(10):
+        if at.session_state["session"].turn == 5 and not at.session_state["demo_queue"]:
+            break
+        at.run()
+    assert [turn for turn, _ in settled] == [0, 1, 2, 3, 4]  # before every queued turn
+    assert {bound for _, bound in settled} == {demo_controls.WARM_SETTLE_S}
+    settled.clear()
+    send(at, "And now?")  # a typed message: a person, not the demo, is waiting
+    assert settled == [] and at.session_state["session"].turn == 6
 
 
 def test_a_missing_key_is_a_clear_error_in_every_lane(monkeypatch):
