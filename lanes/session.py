@@ -316,6 +316,14 @@ class Session:
         if warm is not None:
             self.lane_warmups[name] = warm
 
+    def partial_reply(self, name: str, turn: int) -> str:
+        """What lane `name`'s run of `turn` had streamed (its live buffer; '' if it ran no such
+        run here). For a stopped turn this is shown, never remembered: the record's reply
+        stays empty and memory never sees it."""
+        with self._lock:
+            live = self._live.get(name)
+        return live.view().text if live is not None and live.turn == turn else ""
+
     def settle_warmups(self, timeout: float) -> bool:
         """Wait at most `timeout` seconds for the after-upkeep warm-ups still reading; True
         when none is left. The demo calls this before it begins its next turn: the model

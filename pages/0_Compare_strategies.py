@@ -125,7 +125,7 @@ def lane_column(name: str) -> None:
         if session.finish_turn_once(turn):
             st.rerun()  # the last lane to finish redraws the page with everyone's results
     else:
-        lane_view.reply_box(latest.reply if latest and latest.turn == turn else "")
+        lane_view.reply_box(demo_controls.shown_reply(session, name, latest, turn))
     if latest is None or latest.turn != turn:
         if lane.turns:  # before the first turn: no empty axes
             lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")

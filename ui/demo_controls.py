@@ -155,6 +155,17 @@ def _cancel_lane(session: Session, name: str) -> None:
     session.cancel(name)
 
 
+def shown_reply(session: Session, name: str, record: LaneTurn | None, turn: int) -> str:
+    """The reply box's text for a lane that is not running `turn`: its reply, or for a
+    turn the user stopped what had come before Stop, ended with ■ ('' if nothing had)."""
+    if record is None or record.turn != turn:
+        return ""
+    if record.status != CANCELLED:
+        return record.reply
+    partial = session.partial_reply(name, turn).rstrip()
+    return f"{partial} ■" if partial else ""
+
+
 def cancelled_line(record: LaneTurn) -> bool:
     """Draw the 'stopped' note for a cancelled turn; True if it was one."""
     if record.status != CANCELLED:

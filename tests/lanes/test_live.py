@@ -125,6 +125,10 @@ def test_stopping_one_lane_mid_stream_leaves_the_other_streaming_and_recording()
     assert len(session.lanes["window"].strategy.history) == 0  # nothing of it in memory
     assert len(session.lanes["full"].strategy.history) == 1
     assert session.pending_lanes() == [] and session.finish_turn_once(turn)
+    # what the stopped lane had streamed stays on screen, in no record and no memory
+    assert session.partial_reply("window", turn) == pieces(reply, 2)
+    assert session.partial_reply("window", turn + 1) == ""  # not that turn's run
+    assert session.partial_reply("full", turn) == reply
 
 
 def test_a_run_that_raised_hands_its_error_to_the_reader_and_the_next_attach_runs_again():

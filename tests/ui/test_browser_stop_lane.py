@@ -1,6 +1,7 @@
 """One lane stopped mid-stream in a real browser on the real embedded model: that lane says it
 stopped and keeps the turn out of its memory; the other lanes go on streaming (their text is
-not cut off and started again) and record the turn."""
+not cut off and started again) and record the turn; the stopped lane keeps what it had written
+on screen, marked ■."""
 
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def test_stop_lane_stops_one_lane_mid_stream_and_the_others_record_the_turn(app_
         column = lane_column(page, stopped)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "main-stop-lane-before.png"))
+        written = streaming_text(column)  # the stopped lane's text: it stays on screen
         column.get_by_role("button", name="■ Stop lane").click()
         column.get_by_text(STOPPED).wait_for(timeout=60_000)  # drawn by the click's page run
         assert column.get_by_role("button", name="■ Stop lane").is_disabled()  # clicked once
@@ -103,6 +105,9 @@ def test_stop_lane_stops_one_lane_mid_stream_and_the_others_record_the_turn(app_
             if title != stopped:
                 assert lane_column(page, title).get_by_text(STOPPED).count() == 0, title
         assert page.get_by_role("button", name="■ Stop lane").count() == 0
+        kept = column.locator('[data-testid="stMarkdownContainer"]').filter(has_text="■")
+        assert kept.count() == 1 and words(kept.inner_text()).startswith(words(written)), written
+        assert kept.inner_text().rstrip().endswith("■")
         page.get_by_text("You · turn 1:").scroll_into_view_if_needed()
         page.wait_for_timeout(1000)
         page.screenshot(path=str(ARTIFACTS / "main-stop-lane.png"))

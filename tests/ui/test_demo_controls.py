@@ -10,6 +10,7 @@ from memory.maintenance import EXTRACTION_SYSTEM
 from scenarios import fincoach
 from tests.ui.conftest import run_app
 from ui.demo_controls import RECORDED_DEMO, Paced
+from ui.safe import plain
 
 
 def test_paced_draws_the_first_piece_at_once_then_at_most_every_interval():
@@ -91,6 +92,35 @@ def test_a_stopped_turn_is_shown_as_stopped_and_can_be_retried(fake_transport):
     assert len(retry) == len(session.lanes)
     retry[0].click().run()
     assert sum(lane.turns[-1].ok for lane in session.lanes.values()) == 1
+
+
+def test_a_lane_stopped_mid_reply_keeps_what_it_had_written_on_screen(fake_transport):
+    at = run_app()
+    session = at.session_state["session"]
+    original = fake_transport.stream
+
+    def stop_full_at_third_piece(request, settings, on_delta=None):
+        stopping = request.account is not None and request.account.strategy == "full"
+        seen: list[str] = []
+
+        def delta(text):
+            if stopping and len(seen) == 2:
+                session.cancel("full")  # the lane's Stop, after two pieces were shown
+            seen.append(text)
+            on_delta(text)
+
+        return original(request, settings, delta if on_delta else None)
+
+    fake_transport.stream = stop_full_at_third_piece
+    at.chat_input[0].set_value("Hi! I'm Chiru.").run()
+    stopped = session.lanes["full"].turns[-1]
+    assert stopped.status == "cancelled" and stopped.reply == ""  # nothing recorded
+    assert len(session.lanes["full"].strategy.history) == 0
+    partial = session.partial_reply("full", 1)
+    assert partial and len(partial) < len(session.lanes["window"].turns[-1].reply)
+    shown = [m.value for m in at.markdown if "■" in m.value]
+    assert shown == [plain(partial.rstrip()) + " ■"]  # that lane's box, and only it
+    assert session.lanes["window"].turns[-1].ok
 
 
 def test_the_page_warms_the_model_on_load_says_so_and_the_demo_uses_that_warm_up(monkeypatch):
