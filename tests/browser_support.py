@@ -92,3 +92,21 @@ def chromium(width: int = 1600, height: int = 1300) -> Iterator[object]:
             yield browser.new_page(viewport={"width": width, "height": height})
         finally:
             browser.close()
+
+
+def wait_for_idle(page, quiet_ms: int = 800, timeout_ms: int = 60_000) -> None:
+    """Wait until the app has run no script for `quiet_ms` in a row. A click that reruns the
+    app and then calls st.rerun() runs the script twice; widgets drawn by the first run can
+    be replaced by the second (new keys), and text typed between the two is lost."""
+    page.wait_for_function(
+        """(quiet) => {
+            const app = document.querySelector('[data-testid=stApp]');
+            const idle = app && app.getAttribute('data-test-script-state') === 'notRunning';
+            const now = performance.now();
+            if (!idle) { window.__memoryLabBusyAt = now; return false; }
+            return now - (window.__memoryLabBusyAt ?? 0) >= quiet;
+        }""",
+        arg=quiet_ms,
+        timeout=timeout_ms,
+        polling=100,
+    )
