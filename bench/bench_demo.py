@@ -237,14 +237,15 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
     page showed every lane's last payload and took messages again)` and ends the process."""
     from streamlit.web import bootstrap
 
-    from tests.browser_support import chromium, free_port
+    from tests.browser_support import chromium, free_port, wait_healthy
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
 
     def drive() -> None:
         try:
-            _wait_healthy(url)
+            if not wait_healthy(url, 120):
+                raise RuntimeError("the app's server did not answer within 120 s")
             with chromium(width=1600, height=1400) as page:
                 page.goto(url)
                 page.get_by_placeholder("Message every lane at once…").wait_for(timeout=180_000)
@@ -317,21 +318,6 @@ def cpu_seconds() -> dict[str, float]:
         "app": used.get(me, 0.0),
         "browser": sum(t for pid, t in used.items() if pid != me and descends(pid)),
     }
-
-
-def _wait_healthy(url: str) -> None:
-    import urllib.request
-
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError("the app's server did not answer within 120 s")
 
 
 def worker(name: str, turns: int, driver: str) -> None:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +35,21 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, timeout_s: float, alive: Callable[[], bool] = lambda: True) -> bool:
+    """Whether the Streamlit server at `url` answered its health check within `timeout_s`
+    (False as soon as `alive()` is False: its process ended)."""
+    deadline = time.monotonic() + timeout_s
+    while alive() and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.3)
+    return False
 
 
 @contextlib.contextmanager
@@ -61,17 +76,8 @@ def running_app(
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the app did not start; see {log}")
-                time.sleep(0.3)
+            if not wait_healthy(url, 60, alive=lambda: proc.poll() is None):
+                raise RuntimeError(f"the app did not start; see {log}")
             yield url
         finally:
             proc.terminate()

@@ -117,14 +117,19 @@ def test_a_message_over_a_lane_budget_overflows_only_that_lane(fake_transport):
     assert any("budget allows 600" in w.value for w in at.warning)
 
 
-def test_the_fincoach_demo_plays_five_turns(fake_transport):
-    at = run_app()
+def play_demo(at: AppTest) -> AppTest:
+    """Press "Play the FinCoach demo" and run the page until its five turns are in."""
     [demo] = [b for b in at.button if "FinCoach demo" in b.label]
     demo.click().run()
     for _ in range(10):
         if at.session_state["session"].turn == 5 and not at.session_state["demo_queue"]:
             break
         at.run()
+    return at
+
+
+def test_the_fincoach_demo_plays_five_turns(fake_transport):
+    at = play_demo(run_app())
     session = at.session_state["session"]
     assert session.user_turns == list(fincoach.DEMO_TURNS)
     assert [r.n_messages for r in session.lanes["full"].turns] == [2, 4, 6, 8, 10]
@@ -140,13 +145,7 @@ def test_the_demo_lets_warm_ups_settle_before_each_of_its_turns(fake_transport, 
         "settle_warmups",
         lambda self, timeout: settled.append((self.turn, timeout)) or True,
     )
-    at = run_app()
-    [demo] = [b for b in at.button if "FinCoach demo" in b.label]
-    demo.click().run()
-    for _ in range(10):
-        if at.session_state["session"].turn == 5 and not at.session_state["demo_queue"]:
-            break
-        at.run()
+    at = play_demo(run_app())
     assert [turn for turn, _ in settled] == [0, 1, 2, 3, 4]  # before every queued turn
     assert {bound for _, bound in settled} == {demo_controls.WARM_SETTLE_S}
     settled.clear()
