@@ -7,8 +7,9 @@ waits until the page shows every lane's last payload and takes messages again: t
 time is what the room sees. `--driver apptest` runs the page script in Streamlit's AppTest
 instead (no server, no browser: Chromium's drawing no longer shares the 2 cores, AppTest's
 own polling does). The browser driver needs what `scripts/setup.sh --test` installs
-(Debian's Chromium, Playwright). Each setting runs in its own process (the embedded server is configured
-once per process), one after the other, in this one run:
+(Debian's Chromium, Playwright) and also prints the CPU seconds the app process and the
+browser used over the demo. Each setting runs in its own process (the embedded server is
+configured once per process), one after the other, in this one run:
 
 * old: 200-token replies, upkeep calls as long as a reply, every streamed piece redrawn,
   the server on every core with no chunk reuse and no host prompt cache (the app before
