@@ -328,8 +328,8 @@ class Session:
         """Wait at most `timeout` seconds for the after-upkeep warm-ups still reading; True
         when none is left. The demo calls this before it begins its next turn: the model
         reads a warm-up still in flight in the same batch as every lane's new prompt, so
-        every lane's first token would wait for it (two fact lanes ending their upkeep
-        together both warm, each thinking the other still runs)."""
+        every lane's first token would wait for it (a lane that ends its upkeep a moment
+        before the last one still warms, and the next turn begins as that warm-up starts)."""
         deadline = time.monotonic() + timeout
         for warm in list(self.lane_warmups.values()):
             if not warm.done.wait(max(0.0, deadline - time.monotonic())):
