@@ -144,10 +144,10 @@ def lane_column(name: str) -> None:
 if session.turn:
     st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")
 columns = st.columns(len(session.lanes), gap="small")
-running = session.pending_lanes()
+stoppable = demo_controls.lanes_with_stop(session)
 for column, name in zip(columns, session.lanes, strict=True):
     with column:
-        if name in running:  # drawn by the page, not the fragment: its click is handled at once
+        if name in stoppable:  # drawn by the page, not the fragment: its click is handled at once
             demo_controls.lane_stop_button(session, name)
         lane_column(name)
 

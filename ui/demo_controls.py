@@ -133,6 +133,21 @@ def stop_button(session: Session) -> None:
         )
 
 
+def lanes_with_stop(session: Session) -> list[str]:
+    """Lanes that get '■ Stop lane' above their column: those still answering the turn, and
+    those the user stopped in it while other lanes still answer. A stopped lane can finish
+    before the page run its click started; without its (disabled) button in that run, the
+    browser would keep showing the previous run's enabled one until the turn ends."""
+    running = session.pending_lanes()
+    if not running:
+        return []
+    return [
+        name
+        for name in session.lanes
+        if name in running or session.is_cancelled(name, session.turn)
+    ]
+
+
 def lane_stop_button(session: Session, name: str) -> None:
     """'■ Stop lane' for one running lane, drawn by the page above the lane's column (not in
     the lane's fragment, whose click would wait for the running script). Its click reruns

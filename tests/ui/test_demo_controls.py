@@ -156,3 +156,31 @@ def test_the_page_warms_the_model_on_load_says_so_and_the_demo_uses_that_warm_up
     # lanes/warmup.py after_upkeep) hold the conversation so far
     assert all(transport.warmed.count(w) == transport.warmed[:warmed].count(w) for w in first)
     assert len(transport.warmed) > warmed
+
+
+def test_a_stopped_lane_keeps_its_stop_button_while_other_lanes_answer():
+    """The click's page run can find the stopped lane already finished: its button must still
+    be drawn (disabled) then, or the browser keeps the previous run's enabled one."""
+    import providers
+    from lanes.session import LaneSpec, Session
+    from memory.registry import DEFAULT_LANES, REGISTRY
+    from providers.fake import FakeTransport
+    from ui.demo_controls import lanes_with_stop
+
+    session = Session(
+        system_prompt=fincoach.SYSTEM_PROMPT,
+        lanes=[LaneSpec(n, REGISTRY[n].defaults()) for n in DEFAULT_LANES],
+        provider=providers.preset("openai").settings("gpt-4o-mini"),
+        transport=FakeTransport(),
+    )
+    assert lanes_with_stop(session) == []  # no turn yet
+    turn = session.begin_turn(fincoach.DEMO_TURNS[0])
+    assert lanes_with_stop(session) == list(DEFAULT_LANES)
+    stopped, finished, *others = DEFAULT_LANES
+    session.cancel(stopped)
+    assert session.run_lane(stopped, turn).status == "cancelled"
+    assert session.run_lane(finished, turn).ok
+    assert lanes_with_stop(session) == [stopped, *others]  # finished: no button; stopped: kept
+    for name in others:
+        session.run_lane(name, turn)
+    assert lanes_with_stop(session) == []  # the turn is over: no Stop buttons at all
