@@ -93,8 +93,16 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "warm_after": True,
         "env": {},
     },
+    "unpinned": {  # new, with the server picking each request's slot (lanes/slots.py off)
+        "max_tokens": 80,
+        "short_upkeep": True,
+        "redraw_every_s": None,
+        "warm": True,
+        "warm_after": True,
+        "env": {"MEMORY_LAB_EMBEDDED_PIN": "0"},
+    },
 }
-ORDER = ["old", "base", "new"]
+ORDER = ["old", "base", "unpinned", "new"]
 TARGET_MEDIAN_S, TARGET_DEMO_S, TARGET_TTFT_S = 8.0, 45.0, 2.0
 # the machine issue 13 was written on: prompt tokens read/s, tokens written/s by 6 at once
 REFERENCE_PROMPT_TPS, REFERENCE_GENERATION_TPS = 290.0, 145.0

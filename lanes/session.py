@@ -14,7 +14,7 @@ next piece, the turn is recorded as cancelled and nothing of it enters that lane
 Upkeep calls (summaries, extraction) get their own output limits (`UpkeepLimits`), so a
 weak model that rambles cannot make them as long as a reply.
 
-Under 500 lines: the Session's turn bookkeeping (begin, start a lane, cancel, finish once,
+About 530 lines: the Session's turn bookkeeping (begin, start a lane, cancel, finish once,
 retry) is one lock's contract, and it reads best kept with the class that holds the lock.
 """
 
@@ -28,10 +28,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lanes import slots
 from lanes import warmup as warming
 from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from lanes.live import LiveRun
+from memory.registry import spec as strategy_spec
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
 from memory.types import ModelFn, Request
@@ -156,14 +158,24 @@ class Session:
         # label -> the settings that lane calls with (its own, else the session's)
         self.providers: dict[str, ProviderSettings] = {}
         self.own_providers: set[str] = set()  # labels of lanes with their own provider
+        # label -> the settings that lane's upkeep calls (summaries, extraction) go through
+        self.upkeep_providers: dict[str, ProviderSettings] = {}
         self.lanes: dict[str, Lane] = {}
+        pins = self._pins(specs)
         shared = self._upkeep_fns(self.maintenance)
         for spec in specs:
             label = str(spec.label)
-            self.providers[label] = spec.provider or provider
-            if spec.provider is not None:
+            own = spec.provider
+            self.providers[label] = slots.pinned(own or provider, pins[label].reply)
+            self.upkeep_providers[label] = slots.pinned(own or self.maintenance, pins[label].upkeep)
+            if own is not None:
                 self.own_providers.add(label)
-            self.lanes[label] = self._lane(spec, label, shared)
+            upkeep = (
+                shared
+                if own is None and pins[label].upkeep is None
+                else self._upkeep_fns(self.upkeep_providers[label])
+            )
+            self.lanes[label] = self._lane(spec, label, upkeep)
         self.user_turns: list[str] = []
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()  # lanes with a run going on (claimed, not released)
@@ -190,16 +202,31 @@ class Session:
             self.transport.as_model_fn(_limited(settings, limits.extraction if limits else None)),
         )
 
-    def _lane(self, spec: LaneSpec, label: str, shared: tuple[ModelFn, ModelFn]) -> Lane:
-        """A lane for `spec`. One with its own provider does its upkeep calls there too (the
-        session's maintenance model belongs to the session's provider) and counts tokens
-        with its own model's encoding."""
+    def _pins(self, specs: Sequence[LaneSpec]) -> dict[str, slots.Pins]:
+        """The embedded-server slots each lane calls in (lanes/slots.py; none elsewhere)."""
+        labels = [str(s.label) for s in specs]
+        reply = {str(s.label): s.provider or self.provider for s in specs}
+        upkeep = {str(s.label): s.provider or self.maintenance for s in specs}
+        pinnable = {label: warming.wanted(reply[label]) for label in labels}
+        if not any(pinnable.values()):
+            return {label: slots.Pins() for label in labels}
+        needs = {
+            str(s.label): strategy_spec(s.strategy).needs_model
+            and warming.wanted(upkeep[str(s.label)])
+            for s in specs
+        }
+        return slots.plan(labels, pinnable, needs, slots.server_slots())
+
+    def _lane(self, spec: LaneSpec, label: str, upkeep: tuple[ModelFn, ModelFn]) -> Lane:
+        """A lane for `spec`, making its upkeep calls through `upkeep` (summarize, extract).
+        One with its own provider does its upkeep calls there too (the session's maintenance
+        model belongs to the session's provider) and counts tokens with its own model's
+        encoding."""
         own = spec.provider
-        if own is None:
-            counter, (summarize, extract) = self.counter, shared
-        else:
-            counter = TokenCounter.for_model(getattr(own, "model", None))
-            summarize, extract = self._upkeep_fns(own)
+        counter = (
+            self.counter if own is None else TokenCounter.for_model(getattr(own, "model", None))
+        )
+        summarize, extract = upkeep
         return Lane(
             spec.strategy,
             self.system_prompt,

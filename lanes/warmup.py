@@ -78,7 +78,7 @@ def probes(session: Session, labels: Iterable[str] | None = None) -> list[tuple[
         except (MemoryLabError, RuntimeError) as exc:
             log.info("no warm-up for lane %s: %s", label, exc)
             continue
-        upkeep = settings if label in session.own_providers else session.maintenance
+        upkeep = session.upkeep_providers[label]
         if lane.spec.cls.uses_facts and wanted(upkeep):
             turn = Turn(len(fork.history.turns) + 1, PROBE_TEXT, "")
             calls.append((extraction_request(fork.counter, fork.facts, turn), upkeep))

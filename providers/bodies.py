@@ -91,6 +91,8 @@ def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str,
     body["stream_options"] = {"include_usage": True}
     if settings.kind == "embedded" and settings.prompt_cache is not None:
         body["cache_prompt"] = settings.prompt_cache  # llama.cpp's own field
+    if settings.kind == "embedded" and settings.slot is not None:
+        body["id_slot"] = settings.slot  # llama.cpp's own field: the lane's pinned slot
     return body
 
 

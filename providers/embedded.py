@@ -9,8 +9,10 @@ Context: llama.cpp splits its KV cache among the parallel slots. A unified cache
 than slots x window fails *every* running request once it fills up, so the cache here is
 sized to exactly `slots x ctx_per_slot`: each lane gets a guaranteed `ctx_per_slot`-token
 window (prompt plus reply), which is the figure reported to the UI's context gauge.
-With 8 slots of 2,048 tokens the KV cache takes about 360 MB (f16; a quantised cache was
-several times slower on this CPU).
+With 10 slots of 2,048 tokens the KV cache takes about 470 MB (23 KB per token, f16; a
+quantised cache was several times slower on this CPU): ten so that the main page's six lanes
+and the upkeep calls of its three lanes that make them each have a slot of their own
+(lanes/slots.py pins them; `bench/bench_embedded.py` prints the process's peak memory).
 
 Determinism: llama.cpp's prompt cache is off. With it on, a request whose prefix sits in
 a slot's cache is computed in a different batch shape than a fresh one, and at temperature
@@ -90,7 +92,7 @@ def default_threads() -> int:
 class EmbeddedConfig:
     """How the embedded server is started: parallel slots, tokens per slot, CPU threads."""
 
-    slots: int = 8
+    slots: int = 10  # the six default lanes, a slot each for the three that do upkeep, one spare
     ctx_per_slot: int = 2048
     threads: int = 1
     verbosity: int = 0
@@ -104,7 +106,7 @@ class EmbeddedConfig:
     def from_env(cls) -> EmbeddedConfig:
         """The defaults, with MEMORY_LAB_EMBEDDED_* environment overrides applied."""
         return cls(
-            slots=_env_int("MEMORY_LAB_EMBEDDED_SLOTS", 8, 1, 64),
+            slots=_env_int("MEMORY_LAB_EMBEDDED_SLOTS", 10, 1, 64),
             ctx_per_slot=_env_int("MEMORY_LAB_EMBEDDED_CTX", 2048, 256, N_CTX_TRAIN),
             threads=_env_int("MEMORY_LAB_EMBEDDED_THREADS", default_threads(), 1, 256),
             verbosity=_env_int("MEMORY_LAB_EMBEDDED_VERBOSITY", 0, 0, 5),
@@ -231,7 +233,7 @@ def start(config: EmbeddedConfig | None = None) -> EmbeddedInfo:
         except Exception as exc:
             raise Unavailable(
                 f"the embedded model could not start ({type(exc).__name__}: {exc}); "
-                "check free memory (it needs about 600 MB) and reinstall with scripts/setup.sh",
+                "check free memory (it needs about 700 MB) and reinstall with scripts/setup.sh",
                 provider="embedded",
             ) from None
         load_s = time.perf_counter() - started

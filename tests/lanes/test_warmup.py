@@ -25,6 +25,7 @@ class Settings:
     base_url: str | None = None
     max_tokens: int = 80
     prompt_cache: bool | None = True
+    slot: int | None = None
 
     def with_(self, **changes):
         return replace(self, **changes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,27 @@ def test_prompt_cache_is_asked_for_in_the_body_and_used(embedded_server):
     assert second.usage.details.get("cached_tokens", 0) > 0
     # the replies may differ: a 135M model at temperature 0 is that sensitive to how its
     # prompt was computed (which is why the survival lab leaves the cache off)
+
+
+def test_a_pinned_request_runs_in_its_slot_and_finds_only_what_that_slot_read(embedded_server):
+    """`ProviderSettings.slot` goes out as llama.cpp's `id_slot`: a prompt another slot holds
+    is read in full in the pinned one (unpinned, the server would send it where it is held),
+    which is what keeps two lanes with identical prefixes in two slots (lanes/slots.py)."""
+    request = make_request(
+        ("user", "My name is Chiru."), system=f"You are FinCoach ({uuid.uuid4().hex})."
+    )
+    base = settings(max_tokens=4, prompt_cache=True)
+    mine, other = embedded_server.slots - 1, embedded_server.slots - 2
+    first = stream(request, base.with_(slot=mine))
+    unpinned = stream(request, base)  # the server's own pick: the slot holding the prompt
+    elsewhere = stream(request, base.with_(slot=other))
+    again = stream(request, base.with_(slot=mine))
+    assert all(r.ok for r in (first, unpinned, elsewhere, again))
+    assert first.body["id_slot"] == mine and "id_slot" not in unpinned.body
+    cached = [r.usage.details.get("cached_tokens", 0) for r in (first, unpinned, elsewhere, again)]
+    half = first.usage.input // 2  # the prompt's start (the chat template) may be cached
+    assert cached[0] < half and cached[1] > half and cached[3] > half, cached
+    assert cached[2] < half, cached  # pinned elsewhere: read anew, not taken from `mine`
 
 
 def test_fact_extraction_on_fincoach_turn_1_is_json_that_sets_facts(embedded_server):
