@@ -14,7 +14,7 @@ go through `public_settings`, and every text through `records.dumps` (known secr
 
 The writes are in storage/writes.py (a mixin of Store).
 
-A little over 400 lines: the connection setup and every read of a saved session (list, info,
+About 420 lines: the connection setup and every read of a saved session (list, info,
 load) share the row-to-record helpers here; the writes are already apart.
 """
 
@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -149,11 +151,11 @@ class Store(Writes, CompositionStore):
         def _on_connect(dbapi_conn: Any, _record: Any) -> None:
             dbapi_conn.isolation_level = None  # transactions are begun below, explicitly
             cursor = dbapi_conn.cursor()
+            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+            _wal_mode(cursor, self.busy_timeout)
             for pragma in (
-                "PRAGMA journal_mode=WAL",
                 "PRAGMA synchronous=NORMAL",  # with WAL: a committed turn survives a crash
                 "PRAGMA foreign_keys=ON",
-                f"PRAGMA busy_timeout={busy_ms}",
             ):
                 cursor.execute(pragma)
             cursor.close()
@@ -404,3 +406,19 @@ def _create_private_file(path: Path) -> None:
             f"cannot create the session store at {path}: {exc.strerror or exc}. Pick a "
             f"writable place with {ENV_URL}=sqlite:////a/writable/folder/memory_lab.sqlite3"
         ) from None
+
+
+def _wal_mode(cursor: Any, timeout: float) -> None:
+    """Switch the database to WAL. The switch takes the file's exclusive lock, and SQLite
+    answers "database is locked" at once, without waiting out the busy timeout, when
+    another process holds a lock then (two processes opening a new file together): so it
+    is tried again, every 50 ms, for at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)

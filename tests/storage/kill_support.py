@@ -57,13 +57,20 @@ CHILD = textwrap.dedent(
 )
 
 
-def start_child(url: str, sid: str, turns: int, lanes: tuple[str, ...] = LANES) -> subprocess.Popen:
+def start_child(
+    url: str,
+    sid: str,
+    turns: int,
+    lanes: tuple[str, ...] = LANES,
+    *,
+    stderr: int = subprocess.DEVNULL,
+) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, url, sid, str(turns), ",".join(lanes)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": ROOT},
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
     )
 
@@ -136,11 +143,11 @@ def kill_run(url: str, *, turns: int = 50, seed: int = 0, timeout: float = 120.0
 def two_writers(url: str, *, turns: int = 8) -> list[tuple[str, str]]:
     """Two processes, each writing its own session into one database at the same time;
     returns each child's (session id, tracker error) as it finished."""
-    children = [start_child(url, "new", turns) for _ in range(2)]
+    children = [start_child(url, "new", turns, stderr=subprocess.PIPE) for _ in range(2)]
     results = []
     for child in children:
-        out, _ = child.communicate(timeout=120)
+        out, err = child.communicate(timeout=120)
         last = [line.split(maxsplit=2) for line in out.splitlines() if line.startswith("finished")]
-        assert last, f"a writer did not finish: {out[-500:]}"
+        assert last, f"a writer did not finish: {out[-500:]}\n{err[-3000:]}"
         results.append((last[0][1], last[0][2]))
     return results
