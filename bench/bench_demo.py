@@ -21,7 +21,10 @@ configured once per process), one after the other, in this one run:
   by the model while the page is open, before Play is pressed; the bench waits for it as a
   presenter would and prints it apart: it is not part of the demo's time), and after each
   lane's upkeep its next prefix read while the others finish (lanes/warmup.py
-  `after_upkeep`; counted in the turn, its tokens shown as "warm").
+  `after_upkeep`; counted in the turn, its tokens shown as "warm"), every lane and every
+  upkeep lane's summaries and extractions in a server slot of its own (lanes/slots.py);
+* unpinned: new, with the server picking each call's slot (MEMORY_LAB_EMBEDDED_PIN=0), as
+  before the slots were pinned.
 
 All use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
 starting to the next one starting, as the page lives it), time to first token per lane
@@ -38,7 +41,7 @@ speed): what the model alone needs, so wall − floor is what the app adds. Also
 many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
 closes the run; the targets themselves are judged on the measured figures only.
 
-    .venv/bin/python bench/bench_demo.py [--only new,base,old] [--turns 5] [--timeline]
+    .venv/bin/python bench/bench_demo.py [--only new,unpinned,base,old] [--turns 5] [--timeline]
         [--driver browser|apptest]
 
 Other busy processes skew every figure: the load average is printed before and after.

@@ -15,7 +15,8 @@ After a lane's turn (its reply and upkeep done), `after_upkeep` warms that lane'
 prefix the same way: upkeep changed it (a new summary, new facts), so without this the next
 turn would read it all before any token while every lane shares the server's batches. The
 session asks for it (`Session.run_lane`), and skips it for the last lane of a turn when the
-next turn is already queued (the demo): the next turn begins at once and would only race it.
+next turn is already queued (the demo) and that lane has no slot of its own (lanes/slots.py):
+the next turn begins at once and would only race it for slots.
 
 A warm-up is never a lane turn: nothing is recorded, saved, or added to any memory, and its
 replies are dropped. It is done only where it is free and private (the embedded model with

@@ -296,9 +296,11 @@ def test_a_warm_up_not_yet_sent_when_the_next_turn_begins_is_skipped():
     assert late.stats.skipped == late.stats.calls == 2 and len(transport.warmed) == sent
 
 
-def test_the_last_lane_is_not_warmed_when_the_next_turn_is_queued():
+def test_an_unpinned_last_lane_is_not_warmed_when_the_next_turn_is_queued(monkeypatch):
+    monkeypatch.setenv("MEMORY_LAB_EMBEDDED_PIN", "0")  # the server picks every call's slot
     transport = WarmingTransport()
     session = make(transport)
+    assert all(s.slot is None for s in session.providers.values())
     session.next_turn_queued = True  # the demo: the next turn begins when this one ends
     session.run_turn(fincoach.DEMO_TURNS[0], parallel=False)  # lanes finish in order
     wait_lane_warmups(session)
@@ -308,6 +310,17 @@ def test_the_last_lane_is_not_warmed_when_the_next_turn_is_queued():
     session.run_turn(fincoach.DEMO_TURNS[1], parallel=False)
     wait_lane_warmups(session)
     assert last in session.lane_warmups
+
+
+def test_a_pinned_last_lane_is_warmed_even_when_the_next_turn_is_queued():
+    transport = WarmingTransport()
+    session = make(transport)
+    assert sorted(s.slot for s in session.providers.values()) == list(range(len(DEFAULT_LANES)))
+    session.next_turn_queued = True
+    session.run_turn(fincoach.DEMO_TURNS[0], parallel=False)  # lanes finish in order
+    wait_lane_warmups(session)
+    assert sorted(session.lane_warmups) == sorted(session.lanes)  # the last one too
+    assert session.settle_warmups(10)
 
 
 def test_a_failed_or_cancelled_turn_warms_nothing():
@@ -323,7 +336,9 @@ def test_a_failed_or_cancelled_turn_warms_nothing():
 
 
 @pytest.mark.embedded
-def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_message():
+def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_message(
+    monkeypatch,
+):
     import uuid
 
     from providers import preset
@@ -332,13 +347,15 @@ def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_me
 
     def second_turn_reads(warm: bool) -> int:
         prompt = f"Session {uuid.uuid4().hex}. {fincoach.SYSTEM_PROMPT}"  # no slot holds it
+        # one lane, the last, unpinned: queued means no warm-up
+        monkeypatch.setenv("MEMORY_LAB_EMBEDDED_PIN", "1" if warm else "0")
         session = Session(
             system_prompt=prompt,
             lanes=[LaneSpec("summary", REGISTRY["summary"].defaults())],  # folds every turn
             provider=settings,
             maintenance=settings.with_(max_tokens=48),  # a summary long enough to tell
         )
-        session.next_turn_queued = not warm  # one lane, the last: queued means no warm-up
+        session.next_turn_queued = not warm
         [first] = session.run_turn(fincoach.DEMO_TURNS[0]).values()
         assert first.ok and first.account.summary is None, first.error
         assert session.lanes["summary"].strategy.summary  # the fold changed the next prefix
