@@ -71,13 +71,16 @@ with top_right:
         st.session_state.demo_queue = []
     demo_controls.recorded_button(config, disabled=bool(session.pending_lanes()))
     demo_controls.stop_button(session)
-demo_controls.recorded_label(session)
-demo_controls.warm_up(session)
-
-notice = st.session_state.notice
-if notice:
-    st.info(notice)
-    st.session_state.notice = None
+# Notes that come and go sit in containers drawn on every run, so the lanes below keep their
+# place in the page: Streamlit matches elements by position, and a lane block that moved
+# leaves the previous run's copy on screen, faded, above the live one until the run ends.
+with st.container():
+    demo_controls.recorded_label(session)
+    demo_controls.warm_up(session)
+    notice = st.session_state.notice
+    if notice:
+        st.info(notice)
+        st.session_state.notice = None
 
 # ---- start the next turn: a typed message, or the demo's next line ----------------------
 message = st.chat_input("Message every lane at once…", disabled=bool(session.pending_lanes()))
@@ -105,8 +108,11 @@ def watch_turn() -> None:
         st.rerun()
 
 
-if session.pending_lanes():
-    watch_turn()
+with st.container():  # see the notes above: the lanes' place stays the same
+    if session.pending_lanes():
+        watch_turn()
+    if session.turn:
+        st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")
 
 # ---- the lanes --------------------------------------------------------------------------
 choices = lane_choices(config, session)  # label -> its LaneChoice: its own price and window
@@ -141,14 +147,13 @@ def lane_column(name: str) -> None:
     lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
 
 
-if session.turn:
-    st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")
 columns = st.columns(len(session.lanes), gap="small")
 stoppable = demo_controls.lanes_with_stop(session)
 for column, name in zip(columns, session.lanes, strict=True):
     with column:
-        if name in stoppable:  # drawn by the page, not the fragment: its click is handled at once
-            demo_controls.lane_stop_button(session, name)
+        with st.container():  # always drawn: the lane's fragment keeps its place below it
+            if name in stoppable:  # drawn by the page, not the fragment: handled at once
+                demo_controls.lane_stop_button(session, name)
         lane_column(name)
 
 

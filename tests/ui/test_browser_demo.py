@@ -35,7 +35,7 @@ def test_the_demo_stops_mid_turn_then_plays_to_the_end(app_url):  # noqa: F811
         play.click()
         # turn 1 recorded in a lane (not wait_for_turn: the chat input stays disabled while
         # the demo goes on), then turn 2 under way: a reply on its way in some lane, then Stop
-        lane_column(page, "Full buffer").get_by_text("Payload · turn 1", exact=True).wait_for(
+        lane_column(page, "Full buffer").get_by_text("Payload · turn 1", exact=True).first.wait_for(
             timeout=2 * TURN_TIMEOUT_MS
         )
         page.get_by_text("You · turn 2:").wait_for(timeout=2 * TURN_TIMEOUT_MS)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scenarios import fincoach
-from tests.browser_support import ARTIFACTS, chromium, running_app
+from tests.browser_support import ARTIFACTS, chromium, running_app, wait_for_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded]
 
@@ -49,11 +49,14 @@ def wait_for_turn(page, turn: int, timeout_ms: int = TURN_TIMEOUT_MS) -> None:
     """Every lane has recorded `turn`: each column shows that turn's payload expander."""
     for title in LANES:
         column = lane_column(page, title)
-        column.get_by_text(f"Payload · turn {turn}", exact=True).wait_for(timeout=timeout_ms)
+        # .first: while the page run after a turn replaces the lanes' elements, the previous
+        # run's copy can be on the page beside the new one for a moment
+        column.get_by_text(f"Payload · turn {turn}", exact=True).first.wait_for(timeout=timeout_ms)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
         timeout=timeout_ms,
     )
+    wait_for_idle(page, timeout_ms=timeout_ms)  # the page run after the turn is over too
 
 
 def send(page, text: str, turn: int) -> None:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.browser_support import ARTIFACTS, chromium
+from tests.browser_support import ARTIFACTS, chromium, wait_for_idle
 from tests.ui.test_browser_main import (
     LANES,
     TURN_TIMEOUT_MS,
@@ -81,6 +81,10 @@ def test_stop_lane_stops_one_lane_mid_stream_and_the_others_record_the_turn(app_
         box.fill("Tell me everything about saving money, in detail.")
         box.press("Enter")
         stopped, other, before = two_streaming_lanes(page, TURN_TIMEOUT_MS)
+        # the lanes keep their place while they stream: no faded copy of the page before the
+        # turn above them (notes that come and go are in containers drawn on every run)
+        for title in LANES:
+            assert page.get_by_role("heading", name=title, exact=True).count() == 1, title
         column = lane_column(page, stopped)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "main-stop-lane-before.png"))
@@ -100,17 +104,21 @@ def test_stop_lane_stops_one_lane_mid_stream_and_the_others_record_the_turn(app_
         page.screenshot(path=str(ARTIFACTS / "main-stop-lane-after-click.png"))
         for title in LANES:
             if title != stopped:
-                lane_column(page, title).get_by_text("Payload · turn 1", exact=True).wait_for(
+                lane_column(page, title).get_by_text("Payload · turn 1", exact=True).first.wait_for(
                     timeout=TURN_TIMEOUT_MS
                 )
         wait_for_turn(page, 1)  # every lane, the stopped one too, is done: input enabled
+        # and the page run that follows the turn is over: until it ends, elements of the runs
+        # before it (a Stop button, a streaming box) can still be on the page
+        wait_for_idle(page)
         assert column.get_by_text(STOPPED).count() == 1
         for title in LANES:
             if title != stopped:
                 assert lane_column(page, title).get_by_text(STOPPED).count() == 0, title
         assert page.get_by_role("button", name="■ Stop lane").count() == 0
         kept = column.locator('[data-testid="stMarkdownContainer"]').filter(has_text="■")
-        assert kept.count() == 1 and words(kept.inner_text()).startswith(words(written)), written
+        shown = kept.all_inner_texts()
+        assert len(shown) == 1 and words(shown[0]).startswith(words(written)), (written, shown)
         assert kept.inner_text().rstrip().endswith("■")
         page.get_by_text("You · turn 1:").scroll_into_view_if_needed()
         page.wait_for_timeout(1000)

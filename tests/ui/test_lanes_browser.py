@@ -100,7 +100,9 @@ def test_summary_buffer_on_two_models_side_by_side(app_url, server):
             chat.press("Enter")
             for title in ("Full buffer", "Summary buffer", other):
                 lane = column(page, title)
-                lane.get_by_text(f"Payload · turn {turn}", exact=True).wait_for(timeout=120_000)
+                lane.get_by_text(f"Payload · turn {turn}", exact=True).first.wait_for(
+                    timeout=120_000
+                )
             page.wait_for_function(
                 "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
                 timeout=120_000,
