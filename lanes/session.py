@@ -170,12 +170,12 @@ class Session:
             self.upkeep_providers[label] = slots.pinned(own or self.maintenance, pins[label].upkeep)
             if own is not None:
                 self.own_providers.add(label)
-            upkeep = (
+            fns = (
                 shared
                 if own is None and pins[label].upkeep is None
                 else self._upkeep_fns(self.upkeep_providers[label])
             )
-            self.lanes[label] = self._lane(spec, label, upkeep)
+            self.lanes[label] = self._lane(spec, label, fns)
         self.user_turns: list[str] = []
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()  # lanes with a run going on (claimed, not released)
