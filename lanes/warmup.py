@@ -91,6 +91,7 @@ def _key(calls: list[tuple[Request, Any]]) -> Hashable:
         (
             getattr(settings, "base_url", None),
             getattr(settings, "model", None),
+            getattr(settings, "slot", None),  # a warm-up serves the lane pinned to its slot
             r.system,
             tuple((m.role, m.content) for m in r.messages[:-1]),
         )

@@ -20,12 +20,14 @@ a slot's cache is computed in a different batch shape than a fresh one, and at t
 cached). Off, identical requests give identical replies, alone or alongside other lanes;
 the price is that every turn re-reads its whole prompt (~200-250 prompt tokens/s here).
 
-Prompt-cache reuse (requests that ask for `cache_prompt`, the main page's default): each
-request goes to the slot whose cached prompt it shares most with (llama.cpp's slot
-similarity), so a lane's next turn usually finds its own conversation there and reads only
-the new tokens; `cache_reuse` also reuses cached chunks of at least that many tokens after
-a shift (a window that dropped its oldest turn); and a host-memory prompt cache of
-`cache_ram_mib` keeps conversations that an upkeep call pushed out of a slot. Requests with
+Prompt-cache reuse (requests that ask for `cache_prompt`, the main page's default): a
+request pinned to a slot (`ProviderSettings.slot`, sent as `id_slot`; the main page pins
+each lane, lanes/slots.py) runs there, and one that is not goes to the slot whose cached
+prompt it shares most with (llama.cpp's slot similarity), so a lane's next turn finds its
+own conversation there and reads only the new tokens; `cache_reuse` also reuses cached
+chunks of at least that many tokens after a shift (a window that dropped its oldest turn);
+and a host-memory prompt cache of `cache_ram_mib` keeps conversations that an unpinned call
+pushed out of a slot. Requests with
 `cache_prompt` off never read any of these, so their replies stay reproducible. The usage
 of each reply says how many prompt tokens came from the cache (`cached_tokens`).
 
