@@ -96,9 +96,11 @@ def _live_text(view: LiveView) -> str:
 
 def warm_up(session: Session) -> None:
     """Start warming the model for `session`'s lanes (embedded model only; background) and,
-    while it runs, say so in a small note that goes away when it is done."""
+    while it runs before a turn, say so in a small note that goes away when it is done. Not
+    while a turn runs: its lanes wait for the warm-up themselves, and the page run that
+    draws the note lasts the whole turn, so the note would outlive the warm-up on screen."""
     warmup = session.warm_up()
-    if warmup is not None and not warmup.done.is_set():
+    if warmup is not None and not warmup.done.is_set() and not session.pending_lanes():
         _warming_note(warmup)
     else:
         st.empty()  # takes the note's place at once, not when the running turn's redraw ends

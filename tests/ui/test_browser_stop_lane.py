@@ -85,6 +85,8 @@ def test_stop_lane_stops_one_lane_mid_stream_and_the_others_record_the_turn(app_
         # turn above them (notes that come and go are in containers drawn on every run)
         for title in LANES:
             assert page.get_by_role("heading", name=title, exact=True).count() == 1, title
+        # nor a warm-up note left over from before the turn (its lanes waited for it)
+        assert page.get_by_text("Warming the model").count() == 0
         column = lane_column(page, stopped)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "main-stop-lane-before.png"))
