@@ -155,27 +155,29 @@ class Session:
         self.transport: Transport = transport or ProvidersTransport()
         self.counter = TokenCounter.for_model(getattr(provider, "model", None))
         self.upkeep = upkeep  # None: upkeep calls may write as much as a reply
-        # label -> the settings that lane calls with (its own, else the session's)
-        self.providers: dict[str, ProviderSettings] = {}
-        self.own_providers: set[str] = set()  # labels of lanes with their own provider
-        # label -> the settings that lane's upkeep calls (summaries, extraction) go through
-        self.upkeep_providers: dict[str, ProviderSettings] = {}
-        self.lanes: dict[str, Lane] = {}
-        pins = self._pins(specs)
-        shared = self._upkeep_fns(self.maintenance)
-        for spec in specs:
-            label = str(spec.label)
-            own = spec.provider
-            self.providers[label] = slots.pinned(own or provider, pins[label].reply)
-            self.upkeep_providers[label] = slots.pinned(own or self.maintenance, pins[label].upkeep)
-            if own is not None:
-                self.own_providers.add(label)
-            fns = (
-                shared
-                if own is None and pins[label].upkeep is None
-                else self._upkeep_fns(self.upkeep_providers[label])
-            )
-            self.lanes[label] = self._lane(spec, label, fns)
+        # label -> the settings that lane calls with (its own, else the session's), and those
+        # its upkeep calls (summaries, extraction) go through; each in its slot, if pinned
+        reply = {str(s.label): s.provider or provider for s in specs}
+        upkeep_via = {str(s.label): s.provider or self.maintenance for s in specs}
+        pins = self._pins(specs, reply, upkeep_via)
+        self.providers: dict[str, ProviderSettings] = {
+            label: slots.pinned(settings, pins[label].reply) for label, settings in reply.items()
+        }
+        self.upkeep_providers: dict[str, ProviderSettings] = {
+            label: slots.pinned(settings, pins[label].upkeep)
+            for label, settings in upkeep_via.items()
+        }
+        # labels of lanes with their own provider
+        self.own_providers: set[str] = {str(s.label) for s in specs if s.provider is not None}
+        # lanes whose upkeep goes through the same settings share one pair of callables
+        upkeep_fns: dict[ProviderSettings, tuple[ModelFn, ModelFn]] = {}
+        for settings in self.upkeep_providers.values():
+            if settings not in upkeep_fns:
+                upkeep_fns[settings] = self._upkeep_fns(settings)
+        self.lanes: dict[str, Lane] = {
+            str(s.label): self._lane(s, upkeep_fns[self.upkeep_providers[str(s.label)]])
+            for s in specs
+        }
         self.user_turns: list[str] = []
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()  # lanes with a run going on (claimed, not released)
@@ -202,22 +204,23 @@ class Session:
             self.transport.as_model_fn(_limited(settings, limits.extraction if limits else None)),
         )
 
-    def _pins(self, specs: Sequence[LaneSpec]) -> dict[str, slots.Pins]:
-        """The embedded-server slots each lane calls in (lanes/slots.py; none elsewhere)."""
-        labels = [str(s.label) for s in specs]
-        reply = {str(s.label): s.provider or self.provider for s in specs}
-        upkeep = {str(s.label): s.provider or self.maintenance for s in specs}
-        pinnable = {label: warming.wanted(reply[label]) for label in labels}
-        if not any(pinnable.values()):
-            return {label: slots.Pins() for label in labels}
+    def _pins(
+        self,
+        specs: Sequence[LaneSpec],
+        reply: Mapping[str, ProviderSettings],
+        upkeep_via: Mapping[str, ProviderSettings],
+    ) -> dict[str, slots.Pins]:
+        """The embedded-server slots each lane calls in (lanes/slots.py; none elsewhere), from
+        the settings its replies and its upkeep calls go through."""
+        pinnable = {label: warming.wanted(settings) for label, settings in reply.items()}
         needs = {
             str(s.label): strategy_spec(s.strategy).needs_model
-            and warming.wanted(upkeep[str(s.label)])
+            and warming.wanted(upkeep_via[str(s.label)])
             for s in specs
         }
-        return slots.plan(labels, pinnable, needs, slots.server_slots())
+        return slots.plan(list(reply), pinnable, needs, slots.server_slots())
 
-    def _lane(self, spec: LaneSpec, label: str, upkeep: tuple[ModelFn, ModelFn]) -> Lane:
+    def _lane(self, spec: LaneSpec, upkeep: tuple[ModelFn, ModelFn]) -> Lane:
         """A lane for `spec`, making its upkeep calls through `upkeep` (summarize, extract).
         One with its own provider does its upkeep calls there too (the session's maintenance
         model belongs to the session's provider) and counts tokens with its own model's
@@ -234,7 +237,7 @@ class Session:
             params=spec.params,
             summarize=summarize,
             extract=extract,
-            label=label,
+            label=str(spec.label),
             provider=None if own is None else _public(own),
         )
 
