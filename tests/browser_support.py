@@ -100,6 +100,14 @@ def chromium(width: int = 1600, height: int = 1300) -> Iterator[object]:
             browser.close()
 
 
+def wait_for_chat_input(page, timeout_ms: int) -> None:
+    """Wait until the chat input takes messages again (every lane has ended its turn)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
+        timeout=timeout_ms,
+    )
+
+
 def wait_for_idle(page, quiet_ms: int = 800, timeout_ms: int = 60_000) -> None:
     """Wait until the app has run no script for `quiet_ms` in a row. A click that reruns the
     app and then calls st.rerun() runs the script twice; widgets drawn by the first run can

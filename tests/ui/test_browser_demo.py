@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import ARTIFACTS, chromium
+from tests.browser_support import ARTIFACTS, chromium, wait_for_chat_input
 from tests.ui.test_browser_main import (
     LANES,
     TURN_TIMEOUT_MS,
@@ -49,10 +49,7 @@ def test_the_demo_stops_mid_turn_then_plays_to_the_end(app_url):  # noqa: F811
             lane_column(page, title).get_by_text(
                 "Stopped: this turn is not in this lane's memory."
             ).wait_for(timeout=TURN_TIMEOUT_MS)
-        page.wait_for_function(
-            "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
-            timeout=TURN_TIMEOUT_MS,
-        )
+        wait_for_chat_input(page, TURN_TIMEOUT_MS)
         page.wait_for_timeout(3000)
         assert page.get_by_text("Payload · turn 3", exact=True).count() == 0  # the demo halted
         # played again: a new conversation, all five turns

@@ -7,7 +7,13 @@ import json
 import pytest
 
 from scenarios import fincoach
-from tests.browser_support import ARTIFACTS, chromium, running_app, wait_for_idle
+from tests.browser_support import (
+    ARTIFACTS,
+    chromium,
+    running_app,
+    wait_for_chat_input,
+    wait_for_idle,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded]
 
@@ -52,10 +58,7 @@ def wait_for_turn(page, turn: int, timeout_ms: int = TURN_TIMEOUT_MS) -> None:
         # .first: while the page run after a turn replaces the lanes' elements, the previous
         # run's copy can be on the page beside the new one for a moment
         column.get_by_text(f"Payload · turn {turn}", exact=True).first.wait_for(timeout=timeout_ms)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
-        timeout=timeout_ms,
-    )
+    wait_for_chat_input(page, timeout_ms)
     wait_for_idle(page, timeout_ms=timeout_ms)  # the page run after the turn is over too
 
 
@@ -163,10 +166,7 @@ def test_stop_cancels_a_turn_mid_way_and_memory_never_sees_it(app_url):
             column.get_by_text("Stopped: this turn is not in this lane's memory.").wait_for(
                 timeout=TURN_TIMEOUT_MS
             )
-        page.wait_for_function(
-            "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
-            timeout=TURN_TIMEOUT_MS,
-        )
+        wait_for_chat_input(page, TURN_TIMEOUT_MS)
         page.screenshot(path=str(ARTIFACTS / "main-stop-after.png"))
         send(page, "What is my name?", 2)
         body = shown_payload(page, "Full buffer", 2)

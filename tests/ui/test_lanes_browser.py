@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_support import ARTIFACTS, chromium, running_app, wait_for_idle
+from tests.browser_support import (
+    ARTIFACTS,
+    chromium,
+    running_app,
+    wait_for_chat_input,
+    wait_for_idle,
+)
 from tests.providers.fake_server import FakeLLMServer
 
 pytestmark = pytest.mark.browser
@@ -103,10 +109,7 @@ def test_summary_buffer_on_two_models_side_by_side(app_url, server):
                 lane.get_by_text(f"Payload · turn {turn}", exact=True).first.wait_for(
                     timeout=120_000
                 )
-            page.wait_for_function(
-                "() => !document.querySelector('[data-testid=stChatInputTextArea]').disabled",
-                timeout=120_000,
-            )
+            wait_for_chat_input(page, 120_000)
         for title in ("Full buffer", "Summary buffer", other):
             reply = column(page, title).get_by_text("Hello from the fake server.", exact=True)
             expect(reply).to_be_visible()  # the latest reply (earlier ones are folded away)
