@@ -22,13 +22,18 @@ configured once per process), one after the other, in this one run:
   presenter would and prints it apart: it is not part of the demo's time), and after each
   lane's upkeep its next prefix read while the others finish (lanes/warmup.py
   `after_upkeep`; counted in the turn, its tokens shown as "warm"), every lane and every
-  upkeep lane's summaries and extractions in a server slot of its own (lanes/slots.py);
+  upkeep lane's summaries and extractions in a server slot of its own (lanes/slots.py), and
+  identical requests sent once (lanes/sharing.py: lanes that build the same request in a
+  turn follow one call);
+* unshared: new, with every lane sending its own request (the sidebar's "Send identical
+  requests once" off);
 * unpinned: new, with the server picking each call's slot (MEMORY_LAB_EMBEDDED_PIN=0), as
   before the slots were pinned.
 
 All use the page's prompt cache (on by default). Printed per turn: wall time (from the turn
 starting to the next one starting, as the page lives it), time to first token per lane
-(from the turn starting to that lane's first streamed piece), tokens per turn: prompt
+(from the turn starting to the first streamed piece reaching that lane, a shared call's
+followers included), tokens per turn: prompt
 (read = not found in the prompt cache), reply, upkeep in/out, warm-up; then totals, the
 ratios of the last setting to each earlier one, and the issue's targets (median turn <= 8 s,
 demo <= 45 s, first token <= 2 s), judged on the measured figures.
@@ -41,7 +46,8 @@ speed): what the model alone needs, so wall − floor is what the app adds. Also
 many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
 closes the run; the targets themselves are judged on the measured figures only.
 
-    .venv/bin/python bench/bench_demo.py [--only new,unpinned,base,old] [--turns 5] [--timeline]
+    .venv/bin/python bench/bench_demo.py [--only new,unshared,unpinned,base,old] [--turns 5]
+        [--timeline]
         [--driver browser|apptest]
 
 Other busy processes skew every figure: the load average is printed before and after.
@@ -71,6 +77,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "old": {
         "max_tokens": 200,
         "short_upkeep": False,
+        "share": False,
         "redraw_every_s": 0.0,
         "warm": False,
         "warm_after": False,
@@ -83,6 +90,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "base": {
         "max_tokens": 80,
         "short_upkeep": True,
+        "share": False,
         "redraw_every_s": None,
         "warm": True,
         "warm_after": False,
@@ -91,6 +99,16 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "new": {
         "max_tokens": 80,
         "short_upkeep": True,
+        "share": True,
+        "redraw_every_s": None,
+        "warm": True,
+        "warm_after": True,
+        "env": {},
+    },
+    "unshared": {  # new, with every lane sending its own request (lanes/sharing.py off)
+        "max_tokens": 80,
+        "short_upkeep": True,
+        "share": False,
         "redraw_every_s": None,
         "warm": True,
         "warm_after": True,
@@ -99,13 +117,14 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "unpinned": {  # new, with the server picking each request's slot (lanes/slots.py off)
         "max_tokens": 80,
         "short_upkeep": True,
+        "share": True,
         "redraw_every_s": None,
         "warm": True,
         "warm_after": True,
         "env": {"MEMORY_LAB_EMBEDDED_PIN": "0"},
     },
 }
-ORDER = ["old", "base", "unpinned", "new"]
+ORDER = ["old", "base", "unpinned", "unshared", "new"]
 TARGET_MEDIAN_S, TARGET_DEMO_S, TARGET_TTFT_S = 8.0, 45.0, 2.0
 # the machine issue 13 was written on: prompt tokens read/s, tokens written/s by 6 at once
 REFERENCE_PROMPT_TPS, REFERENCE_GENERATION_TPS = 290.0, 145.0
@@ -121,6 +140,9 @@ class Calls:
         self.lock = threading.Lock()
         self.turn_started: dict[int, float] = {}
         self.rows: list[dict[str, Any]] = []
+        # (lane, turn) -> when the lane's first streamed piece reached it (a shared call's
+        # followers included: lanes/sharing.py)
+        self.first_piece: dict[tuple[str, int], float] = {}
 
     def current_turn(self) -> int:
         with self.lock:
@@ -200,6 +222,18 @@ class Patched:
             patched.session = self  # the page warms its session up when it opens
             return warm_up(self) if setting["warm"] else None
 
+        run_lane = Session.run_lane
+
+        def timed_run_lane(self, name, turn, on_delta=None, *, on_reply=None):
+            def delta(text: str) -> None:
+                with calls.lock:
+                    calls.first_piece.setdefault((name, turn), time.perf_counter())
+                if on_delta is not None:
+                    on_delta(text)
+
+            return run_lane(self, name, turn, delta, on_reply=on_reply)
+
+        Session.run_lane = timed_run_lane  # type: ignore[method-assign]
         Session.begin_turn = begin_turn  # type: ignore[method-assign]
         Session.warm_up = keep_session  # type: ignore[method-assign]
         if not setting["warm_after"]:
@@ -211,6 +245,7 @@ class Patched:
                 default.provider,
                 max_tokens=setting["max_tokens"],
                 short_upkeep=setting["short_upkeep"],
+                share_identical=setting["share"],
             )
         )
         AppConfig.default = classmethod(lambda cls: patched.config)  # type: ignore[method-assign,assignment]
@@ -371,7 +406,10 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 "turn": t,
                 "wall_s": bounds[t - 1] - starts[t - 1],
                 "ttft_s": {
-                    r["lane"]: (r["first"] - starts[t - 1]) if r["first"] else None for r in lanes
+                    lane: (calls.first_piece[(lane, t)] - starts[t - 1])
+                    if (lane, t) in calls.first_piece
+                    else None
+                    for lane in session.lanes
                 },
                 "statuses": sorted({r.status for r in records}),
                 # phases, from the turn's start: last reply done, last upkeep call done
@@ -382,6 +420,7 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 "prompt": sum(r["prompt"] for r in lanes),
                 "prompt_read": sum(r["prompt"] - r["cached"] for r in lanes),
                 "reply": sum(r["output"] for r in lanes),
+                "reply_calls": len(lanes),
                 "upkeep_calls": len(upkeep),
                 "upkeep_in": sum(r["prompt"] for r in upkeep),
                 "upkeep_read": sum(r["prompt"] - r["cached"] for r in upkeep),
@@ -494,7 +533,7 @@ def show(result: dict[str, Any]) -> None:
     setting = SETTINGS[result["setting"]]
     print(
         f"\n[{result['setting']}] settings: replies {setting['max_tokens']} tokens · capped upkeep "
-        f"{setting['short_upkeep']} · redraw every "
+        f"{setting['short_upkeep']} · identical requests sent once {setting['share']} · redraw every "
         f"{setting['redraw_every_s'] if setting['redraw_every_s'] is not None else 'default'} s · "
         f"warm-up {setting['warm']} · server env {setting['env'] or 'defaults'}"
     )
@@ -532,6 +571,11 @@ def show(result: dict[str, Any]) -> None:
         "model floor: (tokens read) / prompt speed + (tokens written) / generation speed, at "
         "this machine's probed speeds; wall − floor is the app's overhead and the waiting. "
         "facts parsed: extraction replies the memory core could read (MaintenanceCall.error None)"
+    )
+    lanes_n = len(result["turns"][0]["ttft_s"])
+    print(
+        f"reply calls sent per turn ({lanes_n} lanes; lanes/sharing.py sends identical requests "
+        "once): " + " · ".join(str(t["reply_calls"]) for t in result["turns"])
     )
     warm = result.get("warm")
     if warm:

@@ -130,6 +130,13 @@ class MaintenanceRecord:
     input: int = 0
     output: int = 0
     body: dict[str, Any] | None = None
+    # the lanes this one call answered, the one that sent it first (lanes/sharing.py); empty:
+    # the lane's own call
+    shared: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:  # a saved record holds a list
+        if not isinstance(self.shared, tuple):
+            object.__setattr__(self, "shared", tuple(self.shared))
 
     @property
     def tokens(self) -> int:
@@ -137,7 +144,9 @@ class MaintenanceRecord:
 
     def as_dict(self) -> dict[str, Any]:
         """Its fields as JSON-ready data (shared, never-mutated values: no deep copy)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["shared"] = list(self.shared)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | MaintenanceRecord) -> MaintenanceRecord:
@@ -171,6 +180,7 @@ class MaintenanceRecord:
             input=billed_in if billed_in is not None else call.tokens.content,
             output=billed_out or 0,
             body=body,
+            shared=call.shared,
         )
 
 
@@ -200,8 +210,13 @@ class LaneTurn:
     # of billed_input: tokens read from / written to the provider's prompt cache (None: not said)
     cached_input: int | None = None
     cache_write_input: int | None = None
+    # the lanes the reply's one call answered, the one that sent it first (lanes/sharing.py:
+    # identical requests sent once); empty: the lane's own call
+    shared: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:  # accept the JSON shapes too (saved sessions, exports)
+        if not isinstance(self.shared, tuple):
+            object.__setattr__(self, "shared", tuple(self.shared))
         if not isinstance(self.account, TurnAccount):
             object.__setattr__(self, "account", TurnAccount.from_dict(self.account))
         if any(not isinstance(m, MaintenanceRecord) for m in self.maintenance):
@@ -244,6 +259,7 @@ class LaneTurn:
         data = asdict(self)
         data["account"] = self.account.as_dict()
         data["maintenance"] = [m.as_dict() for m in self.maintenance]
+        data["shared"] = list(self.shared)
         return data
 
     @classmethod
@@ -416,6 +432,7 @@ class Lane:
             model=reply.model,
             cached_input=_cache_detail(usage, "cached_tokens"),
             cache_write_input=_cache_detail(usage, "cache_write_tokens"),
+            shared=tuple(getattr(reply, "shared", ()) or ()),
         )
         if reply.error is not None or not reply.complete:
             self.strategy = work

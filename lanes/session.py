@@ -33,6 +33,7 @@ from lanes import warmup as warming
 from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from lanes.live import LiveRun
+from lanes.sharing import SharedCalls
 from memory.registry import spec as strategy_spec
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
@@ -143,6 +144,7 @@ class Session:
         session_id: str | None = None,
         name: str = "",
         upkeep: UpkeepLimits | None = None,
+        share: bool = False,
     ) -> None:
         if not lanes:
             raise ValueError("pick at least one strategy to run")
@@ -155,6 +157,8 @@ class Session:
         self.transport: Transport = transport or ProvidersTransport()
         self.counter = TokenCounter.for_model(getattr(provider, "model", None))
         self.upkeep = upkeep  # None: upkeep calls may write as much as a reply
+        # identical requests sent once (lanes/sharing.py); None: every lane sends its own
+        self.sharing: SharedCalls | None = SharedCalls() if share else None
         # label -> the settings that lane calls with (its own, else the session's), and those
         # its upkeep calls (summaries, extraction) go through; each in its slot, if pinned
         reply = {str(s.label): s.provider or provider for s in specs}
@@ -175,7 +179,7 @@ class Session:
             if settings not in upkeep_fns:
                 upkeep_fns[settings] = self._upkeep_fns(settings)
         self.lanes: dict[str, Lane] = {
-            str(s.label): self._lane(s, upkeep_fns[self.upkeep_providers[str(s.label)]])
+            str(s.label): self._lane(s, self._shared_upkeep(str(s.label), upkeep_fns))
             for s in specs
         }
         self.user_turns: list[str] = []
@@ -202,6 +206,20 @@ class Session:
         return (
             self.transport.as_model_fn(_limited(settings, limits.summary if limits else None)),
             self.transport.as_model_fn(_limited(settings, limits.extraction if limits else None)),
+        )
+
+    def _shared_upkeep(
+        self, label: str, fns: Mapping[ProviderSettings, tuple[ModelFn, ModelFn]]
+    ) -> tuple[ModelFn, ModelFn]:
+        """Lane `label`'s (summarize, extract): its settings' pair, through the session's shared
+        calls when sharing is on."""
+        settings = self.upkeep_providers[label]
+        summarize, extract = fns[settings]
+        if self.sharing is None:
+            return summarize, extract
+        return (
+            self.sharing.model_fn(label, settings, summarize),
+            self.sharing.model_fn(label, settings, extract),
         )
 
     def _pins(
@@ -250,8 +268,11 @@ class Session:
         """The provider call with the settings of lane `lane` (None: the session's) bound."""
         transport = self.transport
         settings = self.provider if lane is None else self.providers[lane]
+        sharing = self.sharing
 
         def send(request: Request, on_delta: Callable[[str], None] | None) -> ReplyLike:
+            if sharing is not None and lane is not None:
+                return sharing.stream(lane, request, settings, on_delta, transport.stream)
             return transport.stream(request, settings, on_delta)
 
         return send
@@ -490,6 +511,8 @@ class Session:
         maintenance: ProviderSettings | None = None,
         transport: Transport | None = None,
         lane_providers: Mapping[str, ProviderSettings] | None = None,
+        upkeep: UpkeepLimits | None = None,
+        share: bool = False,
     ) -> Session:
         """Rebuild a session to continue it: memory restored without calling any model.
         A lane saved with its own provider needs its settings in `lane_providers` (by label:
@@ -514,6 +537,8 @@ class Session:
             transport=transport,
             session_id=data["id"],
             name=data.get("name", ""),
+            upkeep=upkeep,
+            share=share,
         )
         session.user_turns = list(data["user_turns"])
         for name, lane in lanes.items():

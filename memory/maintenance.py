@@ -159,9 +159,16 @@ def call_model(
             usage=completion.usage,
             body=completion.body,
             error=str(exc),
+            shared=completion.shared,
         )
         return call, None
     call = MaintenanceCall(
-        kind, request, completion.text, request.tokens, usage=completion.usage, body=completion.body
+        kind,
+        request,
+        completion.text,
+        request.tokens,
+        usage=completion.usage,
+        body=completion.body,
+        shared=completion.shared,
     )
     return call, result

@@ -75,6 +75,9 @@ class Completion:
     usage: Usage | None = None
     body: Mapping[str, Any] | None = None
     model: str | None = None
+    # the callers one call answered, the one that sent it first (lanes/sharing.py); empty: this
+    # caller's own call
+    shared: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class MaintenanceCall:
     usage: Usage | None = None
     body: Mapping[str, Any] | None = None
     error: str | None = None
+    shared: tuple[str, ...] = ()  # the Completion's `shared`
 
     @property
     def ok(self) -> bool:

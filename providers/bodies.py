@@ -71,6 +71,17 @@ def json_reply_fields(request: Request, settings: ProviderSettings) -> dict[str,
     return {}
 
 
+def greedy(settings: ProviderSettings) -> bool:
+    """Whether the bodies built for `settings` ask for temperature 0: the reply then depends on
+    the request alone (lanes/sharing.py sends byte-identical requests once). Not for OpenAI's
+    reasoning models nor Anthropic's own API, which are sent no temperature and sample."""
+    if settings.temperature != 0:
+        return False
+    if settings.kind == "anthropic":
+        return not _is_anthropic_api(settings.base_url)
+    return not is_reasoning_model(settings)
+
+
 def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
     """A streaming chat-completions body: the system message first, then the history."""
     messages: list[dict[str, str]] = []

@@ -181,6 +181,8 @@ class ProviderChoice:
     maintenance_model: str | None = None  # None: the conversation's model
     prompt_cache: bool = True  # embedded model only: fast long conversations
     short_upkeep: bool = True  # upkeep calls capped by the session's limits, not by max_tokens
+    # at temperature 0, lanes that build the same request share one call (lanes/sharing.py)
+    share_identical: bool = True
 
     def as_saved(self) -> dict[str, Any]:
         """Plain data for saving with a session: every field but the key."""
@@ -199,4 +201,5 @@ class ProviderChoice:
             maintenance_model=data.get("maintenance_model"),
             prompt_cache=bool(data.get("prompt_cache", True)),
             short_upkeep=bool(data.get("short_upkeep", True)),
+            share_identical=bool(data.get("share_identical", True)),
         )

@@ -216,6 +216,7 @@ def plain(record: LaneTurn) -> dict[str, Any]:
     data = {f.name: getattr(record, f.name) for f in _LANE_FIELDS}
     data["account"] = record.account.as_dict()
     data["maintenance"] = [m.as_dict() for m in record.maintenance]
+    data["shared"] = list(record.shared)
     return data
 
 

@@ -129,6 +129,8 @@ def payload(record: LaneTurn) -> None:
         )
         for note in acc.notes:
             st.caption(note)
+        if record.shared:
+            st.caption(shared_note(record.shared))
         if record.body is not None:
             st.code(
                 json.dumps(record.body, indent=2, ensure_ascii=False),
@@ -143,6 +145,8 @@ def payload(record: LaneTurn) -> None:
                 f"**upkeep {i}: {call.kind}** — {outcome} · "
                 f"in {call.input:,} / out {call.output:,} tokens"
             )
+            if call.shared:
+                st.caption(shared_note(call.shared))
             st.code(
                 json.dumps(call.body, indent=2, ensure_ascii=False),
                 language="json",
@@ -150,6 +154,15 @@ def payload(record: LaneTurn) -> None:
             )
             if call.reply:
                 st.caption(f"reply: {plain(call.reply[:400])}")
+
+
+def shared_note(lanes: tuple[str, ...]) -> str:
+    """Says that one call answered `lanes` (its sender first): identical requests sent once."""
+    return (
+        f"One call answered {', '.join(lanes)}: their requests were identical, so "
+        f"{lanes[0]}'s went out once (the body below, as sent) and the others followed its "
+        "reply. Each lane counts its tokens and cost as its own."
+    )
 
 
 def chart(lane: Lane, *, key: str, height: int = 280) -> None:

@@ -109,6 +109,7 @@ def new_session(config: AppConfig) -> Session:
         provider=settings_for(config.provider),
         maintenance=maintenance_settings(config.provider),
         upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
+        share=config.provider.share_identical,
     )
     attach(session, config)
     return session
@@ -156,6 +157,8 @@ def continue_saved(session_id: str, current: AppConfig | None = None) -> tuple[S
         provider=settings_for(config.provider),
         maintenance=maintenance_settings(config.provider),
         lane_providers={s.label: s.provider for s in lane_specs(config) if s.label and s.provider},
+        upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
+        share=config.provider.share_identical,
     )
     attach(session, config, source=saved.info.source)
     return session, config

@@ -196,6 +196,7 @@ def own_model(
         temperature=session.temperature,
         max_tokens=session.max_tokens,
         short_upkeep=session.short_upkeep,
+        share_identical=session.share_identical,
     )
 
 
@@ -251,6 +252,14 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         "for JSON of one shape: the embedded model is held to it by a grammar and stops at "
         "its closing brace; OpenAI gets JSON mode; other endpoints rely on the prompt.",
     )
+    share_identical = st.checkbox(
+        "Send identical requests once",
+        value=choice.share_identical,
+        help="At temperature 0 a reply depends on the request alone. Lanes whose memories "
+        "build the same request (early turns: most strategies still keep everything) share "
+        "one call: its payload shows the lanes it answered, and each lane still counts the "
+        "tokens and cost as its own. Off, or at any other temperature: every lane sends its own.",
+    )
     prompt_cache = choice.prompt_cache
     if preset.kind in ("embedded", "anthropic"):
         prompt_cache = st.checkbox(
@@ -266,11 +275,17 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         placeholder="same as the conversation",
         help="A cheaper model of the same provider for upkeep calls (seed 004's advice).",
     )
-    # in ProviderChoice's field order: preset, model, base_url, api_key, temperature,
-    # max_tokens, maintenance_model, prompt_cache, short_upkeep
     return ProviderChoice(
         preset_name,
-        *(model, base_url, key, temperature, max_tokens, maint or None, prompt_cache, short_upkeep),
+        model=model,
+        base_url=base_url,
+        api_key=key,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        maintenance_model=maint or None,
+        prompt_cache=prompt_cache,
+        short_upkeep=short_upkeep,
+        share_identical=share_identical,
     )
 
 

@@ -24,6 +24,11 @@ def run_app() -> AppTest:
 
 @pytest.fixture
 def fake_transport(monkeypatch) -> FakeTransport:
+    """The fake in place of the providers. It answers at once, so whether two lanes' identical
+    requests overlap (and share one call, lanes/sharing.py) is up to thread timing: tests that
+    count calls or fail one lane's call see every lane send its own. `shared_transport`
+    makes the overlap certain instead."""
     transport = FakeTransport(chunks=3)
     monkeypatch.setattr(session_module, "ProvidersTransport", lambda: transport)
+    monkeypatch.setattr(session_module, "SharedCalls", lambda: None)
     return transport

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 from streamlit.testing.v1 import AppTest
 
@@ -170,3 +171,30 @@ def test_a_missing_key_is_a_clear_error_in_every_lane(monkeypatch):
     errors = [e.value for e in at.error]
     assert len(errors) == 6 and all("set OPENAI_API_KEY" in e for e in errors)
     assert not at.exception
+
+
+def test_lanes_that_shared_one_call_say_so_in_their_payload(monkeypatch):
+    """At turn 1 every default lane builds the same request: with "Send identical requests
+    once" (on by default) one call answers all six, and each payload names them."""
+    from lanes import session as session_module
+    from tests.lanes.test_sharing import Gate, wait_for_members
+
+    gate = Gate(chunks=3)
+    monkeypatch.setattr(session_module, "ProvidersTransport", lambda: gate)
+    at = run_app()
+    session = at.session_state["session"]
+    assert session.sharing is not None
+
+    def open_when_gathered() -> None:
+        wait_for_members(session.sharing, len(DEFAULT_LANES))
+        gate.open.set()
+
+    opener = threading.Thread(target=open_when_gathered)
+    opener.start()
+    send(at, fincoach.DEMO_TURNS[0])
+    opener.join(20)
+    assert len(gate.calls) == 1
+    notes = [c.value for c in at.caption if c.value.startswith("One call answered")]
+    assert len(notes) == len(DEFAULT_LANES)
+    assert all(all(name in note for name in DEFAULT_LANES) for note in notes)
+    assert [b for b in payloads(at) if "model" in b] == gate.calls * len(DEFAULT_LANES)
