@@ -33,7 +33,7 @@ from lanes import warmup as warming
 from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from lanes.live import LiveRun
-from lanes.sharing import SharedCalls
+from lanes.sharing import SharedCalls, prefix_key
 from memory.registry import spec as strategy_spec
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
@@ -92,6 +92,9 @@ class UpkeepLimits:
     def __post_init__(self) -> None:
         if self.summary < 1 or self.extraction < 1:
             raise ValueError("upkeep output limits must be at least 1 token")
+
+
+OWNER_WAIT_S = 1.0  # hold_in_shared_slot: how long a lane waits for the lanes before it
 
 
 def _limited(settings: Any, limit: int | None) -> Any:
@@ -192,6 +195,9 @@ class Session:
         self.warmup: warming.Warmup | None = None  # the model reading the lanes' prefixes ahead
         # label -> the warm-up of that lane's next prefix, started after its latest turn
         self.lane_warmups: dict[str, warming.Warmup] = {}
+        # label -> (the lane whose slot holds this lane's next prefix, that prefix's key):
+        # set by `hold_in_shared_slot` for a lane that followed a shared call
+        self._homes: dict[str, tuple[str, Any]] = {}
         # set by a caller that will begin the next turn as soon as this one ends (the page's
         # demo): the last lane's after-upkeep warm-up would then only race that turn
         self.next_turn_queued = False
@@ -271,9 +277,10 @@ class Session:
         sharing = self.sharing
 
         def send(request: Request, on_delta: Callable[[str], None] | None) -> ReplyLike:
+            chosen = settings if lane is None else self._slot_for(lane, request)
             if sharing is not None and lane is not None:
-                return sharing.stream(lane, request, settings, on_delta, transport.stream)
-            return transport.stream(request, settings, on_delta)
+                return sharing.stream(lane, request, chosen, on_delta, transport.stream)
+            return transport.stream(request, chosen, on_delta)
 
         return send
 
@@ -370,6 +377,55 @@ class Session:
         warm = warming.after_upkeep(self, name, turn)
         if warm is not None:
             self.lane_warmups[name] = warm
+
+    def _slot_for(self, name: str, request: Request) -> ProviderSettings:
+        """Lane `name`'s settings for `request`: those of the lane whose slot holds the
+        request's prefix (`hold_in_shared_slot`), else its own."""
+        own = self.providers[name]
+        home = self._homes.get(name)
+        if home is not None and prefix_key(request, own) == home[1]:
+            return self.providers[home[0]]
+        return own
+
+    def hold_in_shared_slot(self, name: str, turn: int, probe: Request) -> bool:
+        """Whether lane `name`'s next prefix (`probe`, its warm-up request) will be held in
+        another lane's slot. True when lane `name` followed a shared call (lanes/sharing.py)
+        in turn `turn` and a lane before it (session order) that followed the same call has
+        the same next prefix: the first such lane warms its own slot with it, and this
+        lane's next request with that prefix goes there too (`_slot_for`), so its own slot
+        needs no warm-up. At the FinCoach demo's turns 1-3 the lanes that keep every turn
+        follow one call, and so do the two fact lanes: warming each of their slots would read
+        the same text into four slots, and into two, while the extraction calls wait.
+        Called from the lane's warm-up thread; waits at most `OWNER_WAIT_S` in all for the
+        lanes before it to record the turn (they followed the same call, so they end about
+        together; one still busy is passed over)."""
+        self._homes.pop(name, None)
+        record = self.lanes[name].turns[-1] if self.lanes[name].turns else None
+        if record is None or record.turn != turn or not record.ok or not record.shared:
+            return False
+        if getattr(self.providers[name], "slot", None) is None:
+            return False  # unpinned: the server finds the prefix by itself
+        mine = prefix_key(probe, self.providers[name])
+        deadline = time.monotonic() + OWNER_WAIT_S
+        for label, lane in self.lanes.items():
+            if label == name:
+                break
+            if label not in record.shared or getattr(self.providers[label], "slot", None) is None:
+                continue
+            while not (lane.turns and lane.turns[-1].turn >= turn):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+            if not (lane.turns and lane.turns[-1].turn == turn and lane.turns[-1].ok):
+                continue
+            theirs = warming.probes(self, [label])
+            if theirs and prefix_key(theirs[0][0], self.providers[label]) == mine:
+                with self._lock:
+                    if len(self.user_turns) != turn:  # the next turn has begun: too late
+                        return False
+                    self._homes[name] = (label, mine)
+                return True
+        return False
 
     def partial_reply(self, name: str, turn: int) -> str:
         """What lane `name`'s run of `turn` had streamed (its live buffer; '' if it ran no such

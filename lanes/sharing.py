@@ -57,6 +57,14 @@ def share_key(request: Request, settings: Any) -> Hashable | None:
     return key
 
 
+def prefix_key(request: Request, settings: Any) -> Hashable:
+    """What a request holds before its new message, and where it goes apart from the slot: two
+    requests with equal keys find the same cached prompt in one slot."""
+    if getattr(settings, "slot", None) is not None and hasattr(settings, "with_"):
+        settings = settings.with_(slot=None)
+    return (settings, request.system, request.messages[:-1])
+
+
 def _greedy(settings: Any) -> bool:
     from providers.bodies import greedy
     from providers.settings import ProviderSettings

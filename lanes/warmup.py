@@ -121,12 +121,19 @@ class Warmup:
         self.stats = WarmStats(calls=len(calls))
 
     def run(
-        self, warm: Callable[[Request, Any], Any], wanted: Callable[[], bool] = lambda: True
+        self,
+        warm: Callable[[Request, Any], Any],
+        wanted: Callable[[], bool] = lambda: True,
+        before: Callable[[], None] | None = None,
     ) -> None:
         """Send every call at once; a call is skipped (counted in `stats.skipped`) when
-        `wanted()` is False just before it would be sent."""
+        `wanted()` is False just before it would be sent. `before()` runs first, in this
+        thread (it may drop calls that no longer need sending)."""
         started = time.perf_counter()
         try:
+            if before is not None:
+                before()
+                self.stats.calls = len(self.calls)
             if self.calls:
                 with ThreadPoolExecutor(max_workers=len(self.calls)) as pool:
                     for reply in pool.map(lambda c: self._send(warm, wanted, *c), self.calls):
@@ -208,7 +215,16 @@ def after_upkeep(session: Session, label: str, turn: int) -> Warmup | None:
     if not calls:
         return None
     warmup = Warmup(_key(calls), _one_token(calls))
-    _launch(warmup, warm, lambda: session.turn == turn)
+    reply_probe = calls[0][0]
+
+    def drop_held() -> None:
+        """A lane that followed a shared call (lanes/sharing.py) with a lane before it whose
+        next prefix is the same sends its next request to that lane's slot
+        (`Session.hold_in_shared_slot`): its own slot is not warmed."""
+        if session.hold_in_shared_slot(label, turn, reply_probe):
+            warmup.calls = warmup.calls[1:]
+
+    _launch(warmup, warm, lambda: session.turn == turn, drop_held)
     return warmup
 
 
@@ -217,11 +233,14 @@ def _one_token(calls: list[tuple[Request, Any]]) -> list[tuple[Request, Any]]:
 
 
 def _launch(
-    warmup: Warmup, warm: Callable[[Request, Any], Any], wanted: Callable[[], bool] = lambda: True
+    warmup: Warmup,
+    warm: Callable[[Request, Any], Any],
+    wanted: Callable[[], bool] = lambda: True,
+    before: Callable[[], None] | None = None,
 ) -> None:
     thread = threading.Thread(
         target=warmup.run,
-        args=(warm, wanted),
+        args=(warm, wanted, before),
         name="memory-lab-warmup",
         daemon=True,
     )

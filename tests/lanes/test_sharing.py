@@ -15,7 +15,7 @@ from lanes.session import LaneSpec, Session
 from lanes.sharing import SharedCalls, share_key
 from memory.registry import DEFAULT_LANES, REGISTRY
 from memory.types import Completion, Message, Request, TokenCount
-from providers import preset
+from providers import build_body, preset
 from providers.bodies import greedy
 from providers.fake import FakeTransport
 from scenarios import fincoach
@@ -44,6 +44,7 @@ class Gate(FakeTransport):
         self.upkeep_open.set()
         self.upkeep_calls: list[Request] = []
         self.stopped: list[BaseException] = []
+        self.facts_json: str | None = None  # the extractor's reply (None: the fake's, no facts)
 
     def stream(self, request, settings, on_delta=None):
         assert self.open.wait(10), "the gate was never opened"
@@ -59,6 +60,8 @@ class Gate(FakeTransport):
         def call(request):
             assert self.upkeep_open.wait(10), "the upkeep gate was never opened"
             self.upkeep_calls.append(request)
+            if self.facts_json is not None and "JSON" in request.system:
+                return Completion(self.facts_json)
             return model(request)
 
         return call
@@ -262,3 +265,93 @@ def test_upkeep_model_functions_pass_their_completion_through_when_alone():
     fn = sharing.model_fn("lane", SETTINGS, lambda request: completion)
     request = Request("sys", (Message("user", "hi"),), TokenCount(1, 1, "x", False))
     assert fn(request) is completion  # nobody joined: the lane's own call, not marked shared
+
+
+class SlotGate(Gate):
+    """The gated fake with warm-ups, recording the slot of every reply and warm-up."""
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.replies: list[tuple[str | None, int | None]] = []  # (strategy, id_slot)
+        self.warmed: list[tuple[str | None, int | None]] = []
+        self.lock = threading.Lock()
+
+    def stream(self, request, settings, on_delta=None):
+        with self.lock:
+            self.replies.append((request.account.strategy, settings.slot))
+        return super().stream(request, settings, on_delta)
+
+    def body(self, request, settings):
+        return build_body(request, settings)  # the real body: `id_slot` says where it ran
+
+    def warm(self, request, settings):
+        with self.lock:
+            lane = request.account.strategy if request.account is not None else None
+            self.warmed.append((lane, settings.slot))
+        return FakeTransport.stream(self, request, settings)
+
+
+def test_a_lane_that_followed_a_call_is_held_in_the_slot_of_the_first_with_its_prefix(
+    monkeypatch,
+):
+    """Turn 1: one call answers full, window and entity. Window keeps what full keeps, so its
+    next prefix is full's: its own slot is not warmed, and its turn-2 request goes to full's
+    slot (shared with full's again). Entity's next prefix holds facts: it warms its own slot
+    and sends there."""
+    from lanes import slots
+    from lanes import warmup as warming
+
+    monkeypatch.setattr(slots, "server_slots", lambda: 12)
+    monkeypatch.setattr(warming, "_latest", None)
+    gate = SlotGate(chunks=2)
+    gate.facts_json = '{"set": {"name": "Chiru"}, "delete": []}'
+    lanes = ("full", "window", "entity")
+    session = make(gate, lanes, provider=SETTINGS.with_(prompt_cache=True))
+    slot = {name: session.providers[name].slot for name in lanes}
+    assert len(set(slot.values())) == 3
+    gate.open.set()
+    assert session.warm_up().wait(10)
+    gate.open.clear()
+    warmed_before = len(gate.warmed)
+    first = run_gated(session, gate, fincoach.DEMO_TURNS[0], members=3)
+    assert set(first["window"].shared) == set(lanes)
+    assert session.settle_warmups(10)
+    assert session._homes == {"window": ("full", session._homes["window"][1])}
+    warmed_slots = {s for _, s in gate.warmed[warmed_before:]}
+    assert slot["window"] not in warmed_slots  # held in full's slot: not warmed
+    assert {slot["full"], slot["entity"]} <= warmed_slots
+    second = run_gated(session, gate, fincoach.DEMO_TURNS[1], members=2)
+    assert second["window"].body["id_slot"] == slot["full"]
+    assert second["full"].body["id_slot"] == slot["full"]
+    assert second["entity"].body["id_slot"] == slot["entity"]
+    assert sorted(second["window"].shared) == ["full", "window"]
+    # what every lane sent and remembers is what it would have alone
+    solo = Gate(chunks=2)
+    solo.facts_json = gate.facts_json
+    solo.open.set()
+    alone = make(solo, lanes, share=False)
+    for text in fincoach.DEMO_TURNS[:2]:
+        alone.run_turn(text)
+    for name in lanes:
+        assert session.lanes[name].memory_state() == alone.lanes[name].memory_state(), name
+        assert session.lanes[name].turns[-1].reply == alone.lanes[name].turns[-1].reply, name
+
+
+def test_a_held_lane_goes_to_its_own_slot_once_its_request_leaves_the_held_prefix(
+    monkeypatch,
+):
+    from lanes import slots
+    from lanes.sharing import prefix_key
+
+    monkeypatch.setattr(slots, "server_slots", lambda: 12)
+    session = make(FakeTransport(), ("full", "window"), provider=SETTINGS.with_(prompt_cache=True))
+    held = Request(
+        "sys", (Message("user", "a"), Message("user", "new")), TokenCount(1, 1, "x", False)
+    )
+    other = Request(
+        "sys", (Message("user", "b"), Message("user", "new")), TokenCount(1, 1, "x", False)
+    )
+    session._homes["window"] = ("full", prefix_key(held, session.providers["window"]))
+    assert session._slot_for("window", held) == session.providers["full"]
+    assert session._slot_for("window", other) == session.providers["window"]
+    assert session._slot_for("full", held) == session.providers["full"]
