@@ -22,7 +22,11 @@ from ui.app_state import AppConfig, settings_for
 from ui.safe import plain
 
 RECORDED_DEMO = Path(__file__).resolve().parent.parent / "scenarios" / "fincoach_recorded.json"
-REDRAW_EVERY_S = 0.25  # per lane: six lanes redrawing each token would compete with generation
+# per lane: six lanes redrawing each token would compete with generation. 0.5 s, not 0.25:
+# with identical requests sent once the model writes one reply where it wrote six, and
+# drawing took a bigger share of the 2 cores (bench_demo `calm` against `new`, one run:
+# demo 46.0 s against 48.7 s, worst first token 1.3 s against 1.6 s)
+REDRAW_EVERY_S = 0.5
 # with nothing new (a lane's upkeep running), one redraw a second: the st call at which a page
 # rerun (a Stop click) stops a lane's reader; more often only takes the model's CPU
 IDLE_REDRAW_S = 1.0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -307,6 +308,19 @@ class Strategy:
     def summary_cap(self) -> int | None:
         """The most tokens a summary may take (None: no cap). Budgeted strategies set one."""
         return None
+
+    def expected_growth(self) -> int:
+        """Tokens a fold is expected to add to the summary: the summary prompt asks for at
+        most `summary_words` words (about 4 tokens for 3), within `summary_cap`, and a running
+        summary is rewritten at about that length; less what it holds now. Budgeted folds
+        count on it, so one summary call frees enough room (not a second one because the
+        first one's summary took the room it freed)."""
+        expected = math.ceil(self.summary_words * 4 / 3)
+        cap = self.summary_cap()
+        if cap is not None:
+            expected = min(expected, cap)
+        held = self.counter.count(self.summary) if self.summary else 0
+        return max(0, expected - held)
 
     def _dropped(self, verbatim: Sequence[int]) -> tuple[int, ...]:
         """Turns neither sent verbatim nor in the summary (C-speed when `verbatim` is a range)."""

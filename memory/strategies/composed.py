@@ -265,17 +265,19 @@ class Composed(Strategy):
         )
 
     def compress(self, limit: int, *, reserve: int = 0) -> list[MaintenanceCall]:
-        """Fold the fewest oldest turns that bring resting tokens + `reserve` to `limit`, again
-        after each fold (a summary can grow); stops when a fold fails or nothing is left."""
+        """Fold the fewest oldest turns that bring resting tokens + `reserve` to `limit`,
+        counting on the summary's expected growth (`expected_growth`), and again after each
+        fold if the summary grew more; stops when a fold fails or nothing is left."""
         calls: list[MaintenanceCall] = []
         pinned = set(self.pinned_turns())
         excess = self.resting_tokens() + reserve - limit
         while excess > 0 and len(self.summarised) < len(self.history):
             first = len(self.summarised) + 1
             last, freed = first, 0
+            wanted = excess + self.expected_growth()
             for last in range(first, len(self.history) + 1):
                 freed += 0 if last in pinned else self.history.tokens([last])
-                if freed >= excess:
+                if freed >= wanted:
                     break
             call = self.fold(list(range(first, last + 1)))
             calls.append(call)

@@ -5,7 +5,9 @@ the budget (a summary longer than half the room left by the system text is cut t
 the cut is noted). After each turn, when the resting prompt (system text with summary, plus
 the buffered turns) exceeds `trigger` x budget, the oldest turns are folded into the summary
 until it is at most `fold_to` x budget: the prompt saw-tooths between the two marks
-(fold_to = trigger folds only what it must, as LangChain does). Before a turn, if the new
+(fold_to = trigger folds only what it must, as LangChain does). A fold takes as many turns
+as it needs counting on the summary's expected length (`expected_growth`), so one summary
+call usually does it; a second follows only when the summary came out longer. Before a turn, if the new
 message would push the request over the budget, the oldest buffered turns are folded (or, if
 the summariser fails, left out). Only the system prompt and the new message must fit: if the
 summary (or, for hybrid, the facts block) leaves no room for the message, it is left out of
@@ -85,8 +87,10 @@ class SummaryBuffer(Strategy):
         calls: list[MaintenanceCall] = []
         while self.resting_tokens() + reserve > limit and self.buffer():
             buffer = self.buffer()
-            # fold the fewest oldest turns that bring the buffer under the limit (at least one)
-            excess = self.resting_tokens() + reserve - limit
+            # fold the fewest oldest turns that bring the buffer under the limit (at least one),
+            # counting on the summary growing as it is expected to: one fold call, not a
+            # second one because the first one's summary took the room it freed
+            excess = self.resting_tokens() + reserve + self.expected_growth() - limit
             count, freed = 0, 0
             while count < len(buffer) and freed < excess:
                 freed += self.history.tokens([buffer[count]])
