@@ -7,6 +7,7 @@ dict to the official SDK unchanged. No key ever goes in a body; it travels in a 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
@@ -39,14 +40,83 @@ def is_reasoning_model(settings: ProviderSettings) -> bool:
 EMBEDDED_JSON_FREQUENCY_PENALTY = 0.5
 
 
+# The embedded model's JSON replies are held to a compact grammar (`compact_grammar`): no
+# whitespace, at most this many members in an object of free keys (or items in an array), keys
+# and strings this long. SmolLM2 copies the whole fact store back each turn, pretty-printed:
+# the FinCoach extraction replies ran into the upkeep cap (96 tokens) mid-JSON, and a cut reply
+# changes nothing. Compact and bounded they end well inside it (bench/bench_extraction.py).
+COMPACT_MEMBERS = 4
+COMPACT_KEY_CHARS = 40
+COMPACT_STRING_CHARS = 60
+
+
+def compact_grammar(schema: Mapping[str, Any]) -> str | None:
+    """A llama.cpp GBNF grammar for JSON of `schema`'s shape written compactly and bounded
+    (`COMPACT_*`), or None when the schema uses more than this small subset: objects with
+    fixed `properties` (all required, written in order) or free keys (`additionalProperties`),
+    arrays, strings, numbers, and a `type` list of those scalars."""
+    rules: dict[str, str] = {
+        "key": f'"\\"" [a-z] [a-z0-9_]{{0,{COMPACT_KEY_CHARS - 1}}} "\\""',
+        "string": f'"\\"" [^"\\\\\\x00-\\x1F]{{0,{COMPACT_STRING_CHARS}}} "\\""',
+        "number": '"-"? [0-9]{1,15} ("." [0-9]{1,6})?',
+    }
+
+    def rule(node: Any, name: str) -> str | None:
+        if not isinstance(node, Mapping):
+            return None
+        kind = node.get("type")
+        if isinstance(kind, list):
+            parts = [rule({"type": k}, f"{name}-{k}") for k in kind]
+            return None if None in parts else " | ".join(f"( {p} )" for p in parts if p)
+        if kind == "string":
+            return "string"
+        if kind in ("number", "integer"):
+            return "number"
+        if kind == "array":
+            item = rule(node.get("items"), f"{name}-item")
+            if item is None:
+                return None
+            rules[name] = f'"[" ( {item} ( "," {item} ){{0,{COMPACT_MEMBERS - 1}}} )? "]"'
+            return name
+        if kind == "object" and "properties" in node:
+            props = node["properties"]
+            if set(node.get("required", ())) != set(props) or node.get("additionalProperties"):
+                return None
+            members = []
+            for key, sub in props.items():
+                value = rule(sub, f"{name}-{key}".replace("_", "-"))
+                if value is None or not str(key).isidentifier():
+                    return None
+                members.append(f'"\\"{key}\\":" {value}')
+            rules[name] = '"{" ' + ' "," '.join(members) + ' "}"'
+            return name
+        if kind == "object" and isinstance(node.get("additionalProperties"), Mapping):
+            value = rule(node["additionalProperties"], f"{name}-value")
+            if value is None:
+                return None
+            pair = f'key ":" ( {value} )'
+            rules[name] = f'"{{" ( {pair} ( "," {pair} ){{0,{COMPACT_MEMBERS - 1}}} )? "}}"'
+            return name
+        return None
+
+    root = rule(schema, "root")
+    if root is None:
+        return None
+    if root != "root":
+        rules["root"] = root
+    return "\n".join(f"{name} ::= {body}" for name, body in rules.items()) + "\n"
+
+
 def json_reply_fields(request: Request, settings: ProviderSettings) -> dict[str, Any]:
     """The chat-completions fields for a request that wants a JSON reply (none where it does
-    not, or where the provider cannot be asked): `response_format`, and for the embedded model
-    also `frequency_penalty` (`EMBEDDED_JSON_FREQUENCY_PENALTY`).
+    not, or where the provider cannot be asked): `response_format` (the embedded model: a
+    `grammar`), and for the embedded model also `frequency_penalty`
+    (`EMBEDDED_JSON_FREQUENCY_PENALTY`).
 
-    - the embedded llama.cpp server: `{"type": "json_object", "schema": ...}`; it turns the
-      schema into a grammar, so the model can only write JSON of that shape and stops at the
-      closing brace (the `json_schema` wrapper works too; this form is older in llama.cpp);
+    - the embedded llama.cpp server: `grammar`, the schema's shape as compact, bounded JSON
+      (`compact_grammar`), so the model can only write that and stops at the closing brace;
+      a schema beyond that grammar's subset goes as `{"type": "json_object", "schema": ...}`,
+      which the server turns into a grammar of the shape alone;
     - OpenAI: `{"type": "json_object"}` (JSON mode). Strict `json_schema` cannot say "an
       object with any keys" (every object needs all its keys listed and required), which is
       what a fact store is; JSON mode needs "JSON" in the prompt, which upkeep prompts have.
@@ -59,6 +129,9 @@ def json_reply_fields(request: Request, settings: ProviderSettings) -> dict[str,
     if request.reply_schema is None:
         return {}
     if settings.kind == "embedded":
+        grammar = compact_grammar(request.reply_schema)
+        if grammar is not None:
+            return {"grammar": grammar, "frequency_penalty": EMBEDDED_JSON_FREQUENCY_PENALTY}
         schema = copy.deepcopy(dict(request.reply_schema))
         return {
             "response_format": {"type": "json_object", "schema": schema},

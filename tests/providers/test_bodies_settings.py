@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -23,7 +24,12 @@ from providers import (
     model_info,
     preset,
 )
-from providers.bodies import EMBEDDED_JSON_FREQUENCY_PENALTY, LEADING_USER_PLACEHOLDER
+from providers.bodies import (
+    COMPACT_MEMBERS,
+    EMBEDDED_JSON_FREQUENCY_PENALTY,
+    LEADING_USER_PLACEHOLDER,
+    compact_grammar,
+)
 from providers.catalog import Price, choice_for, prices, settings_for
 from providers.settings import NO_KEY, ProviderChoice
 from tests.providers.conftest import make_request
@@ -274,9 +280,14 @@ EXTRACTION = extraction_request(
 
 def test_a_json_reply_is_asked_for_where_the_provider_can_hold_the_model_to_it():
     embedded_body = build_body(EXTRACTION, preset("embedded").settings())
-    assert embedded_body["response_format"] == {"type": "json_object", "schema": FACT_UPDATE_SCHEMA}
-    assert embedded_body["response_format"]["schema"] is not FACT_UPDATE_SCHEMA  # a copy
+    assert embedded_body["grammar"] == compact_grammar(FACT_UPDATE_SCHEMA)
+    assert "response_format" not in embedded_body
     assert embedded_body["frequency_penalty"] == EMBEDDED_JSON_FREQUENCY_PENALTY > 0
+    # a shape beyond the compact grammar's subset goes as a schema the server compiles
+    odd = replace(EXTRACTION, reply_schema={"type": "object", "patternProperties": {}})
+    odd_body = build_body(odd, preset("embedded").settings())
+    assert odd_body["response_format"] == {"type": "json_object", "schema": odd.reply_schema}
+    assert odd_body["response_format"]["schema"] is not odd.reply_schema  # a copy
     openai_body = build_body(EXTRACTION, ProviderSettings("openai", "gpt-4o-mini"))
     assert openai_body["response_format"] == {"type": "json_object"}  # JSON mode: any keys
     assert "json" in openai_body["messages"][0]["content"].lower()  # JSON mode requires it
@@ -304,3 +315,19 @@ def test_no_response_format_where_it_is_unknown_or_refused(settings):
 def test_a_request_without_a_reply_schema_gets_no_response_format(settings):
     body = build_body(HISTORY, settings)
     assert "response_format" not in body and "frequency_penalty" not in body
+
+
+def test_the_compact_grammar_covers_the_fact_update_and_refuses_what_it_cannot_bound():
+    grammar = compact_grammar(FACT_UPDATE_SCHEMA)
+    assert grammar is not None
+    lines = dict(line.split(" ::= ", 1) for line in grammar.strip().splitlines())
+    assert lines["root"] == '"{" "\\"set\\":" root-set "," "\\"delete\\":" root-delete "}"'
+    assert f"{{0,{COMPACT_MEMBERS - 1}}}" in lines["root-set"]  # at most COMPACT_MEMBERS facts
+    assert '" "' not in lines["root-set"] and "ws" not in lines  # no whitespace rule anywhere
+    for schema in (
+        {"type": "object", "properties": {"a": {"type": "string"}}},  # a key not required
+        {"type": "object", "patternProperties": {}},
+        {"type": "boolean"},
+        {"type": "array", "items": {"type": "object"}},
+    ):
+        assert compact_grammar(schema) is None, schema

@@ -15,6 +15,7 @@ from memory.maintenance import FACT_UPDATE_SCHEMA, extraction_request, parse_fac
 from memory.tokens import TokenCounter
 from memory.types import Turn
 from providers import ContextLengthExceeded, ProviderSettings, as_model_fn, embedded, preset, stream
+from providers.bodies import COMPACT_MEMBERS, compact_grammar
 from scenarios.fincoach import DEMO_TURNS
 from tests.providers.conftest import make_request
 
@@ -169,9 +170,14 @@ def test_fact_extraction_on_fincoach_turn_1_is_json_that_sets_facts(embedded_ser
     request = extraction_request(TokenCounter(), {}, turn)
     reply = stream(request, settings(max_tokens=UpkeepLimits().extraction))
     assert reply.ok, reply.error_message
-    assert reply.body["response_format"]["schema"] == FACT_UPDATE_SCHEMA
+    assert reply.body["grammar"] == compact_grammar(FACT_UPDATE_SCHEMA)
     # the grammar ends the reply at the closing brace, before the cap, with nothing after it
     assert reply.finish_reason == "stop", reply.text
     assert isinstance(json.loads(reply.text), dict)
     to_set, _ = parse_fact_update(reply.text)
     assert to_set, reply.text
+    # compact and bounded: no whitespace between members, at most COMPACT_MEMBERS facts
+    assert reply.text == json.dumps(
+        json.loads(reply.text), ensure_ascii=False, separators=(",", ":")
+    )
+    assert len(to_set) <= COMPACT_MEMBERS

@@ -27,6 +27,7 @@ from providers import (
     build_body,
     stream,
 )
+from providers.bodies import compact_grammar
 from providers.clients import get_client
 from tests.providers.conftest import FAMILIES, REQUEST, TEST_KEY, settings_for
 from tests.providers.fake_server import CANNED, CONTEXT_PROMPT, CONTEXT_WINDOW, SLOW_S
@@ -310,7 +311,7 @@ EXTRACTION = extraction_request(
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
-        ("embedded", {"type": "json_object", "schema": FACT_UPDATE_SCHEMA}),
+        ("embedded", None),  # held to a grammar instead (providers.bodies.compact_grammar)
         ("openai", {"type": "json_object"}),
         ("openai_compatible", None),  # an unknown server may reject the field: not sent
         ("anthropic", None),  # the Messages API has no such field
@@ -325,3 +326,6 @@ def test_the_extraction_reply_format_on_the_wire(fake, kind, expected):
     assert received.json == reply.body  # the payload the UI shows is what went out
     assert received.json.get("response_format") == expected
     assert ("frequency_penalty" in received.json) == (kind == "embedded")
+    assert received.json.get("grammar") == (
+        compact_grammar(FACT_UPDATE_SCHEMA) if kind == "embedded" else None
+    )
