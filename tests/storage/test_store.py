@@ -11,6 +11,7 @@ import pytest
 
 from lanes.lane import ERROR
 from lanes.session import Session
+from lanes.sharing import SharedCalls
 from present import export
 from providers.fake import FakeTransport
 from scenarios import fincoach
@@ -317,3 +318,22 @@ def test_a_whole_session_saved_at_once_never_overwrites_another(db):
         assert saved.info.source == "replay" and saved.info.lane_turns == 12
     assert store.load(first).settings["app"] == {"provider": {"preset": "openai"}}
     assert PLANTED not in json.dumps(store.load(first).as_dict(), default=str)
+
+
+def test_a_shared_call_is_saved_with_the_lanes_it_answered(db):
+    """Identical requests sent once (lanes/sharing.py): the database keeps, for every lane,
+    the one call's body byte for byte and which lanes it answered; a reload gives them back."""
+    from tests.lanes.test_sharing import Gate, run_gated
+
+    gate = Gate(chunks=2)
+    session = make_session(gate, lanes=("full", "window", "token_window"))
+    session.sharing = SharedCalls()  # what Session(share=True) sets up
+    tracker = Store(db).track(session)
+    records = run_gated(session, gate, fincoach.DEMO_TURNS[0], members=3)
+    assert tracker.error is None
+    assert len(gate.calls) == 1 and all(len(r.shared) == 3 for r in records.values())
+    saved = Store(db).load(session.id)
+    assert saved.records == session.records()
+    for name, [record] in saved.records.items():
+        assert record.shared == records[name].shared
+        assert json.dumps(record.body, sort_keys=True) == json.dumps(gate.calls[0], sort_keys=True)
