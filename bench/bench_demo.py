@@ -480,9 +480,40 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
         "turns": per_turn,
         "cpu": patched.cpu,
         "warm": warm,
+        "facts_kept": facts_kept(session),
         "load": os.getloadavg(),
         "machine": machine,
     }
+
+
+# What the demo's user states in turns 1-3, and how a fact store may write it down.
+DEMO_FACTS: tuple[tuple[str, str], ...] = (
+    ("name", "Chiru"),
+    ("salary", "120000"),
+    ("expenses", "60000"),
+    ("FD", "50000"),
+)
+
+
+def facts_kept(session: Any) -> dict[str, int]:
+    """For each lane that keeps a fact store (entity, hybrid): how many of DEMO_FACTS its
+    store holds after the demo (amounts in any form, the name as a word). What a cheaper
+    extraction may cost: facts the later turns can no longer see once the turns are gone."""
+    from memory import numbers
+
+    kept = {}
+    for name, lane in session.lanes.items():
+        facts = getattr(lane.strategy, "facts", None)
+        if facts is None:
+            continue
+        text = json.dumps(facts, ensure_ascii=False)
+        kept[name] = sum(
+            numbers.contains_amount(text, value)
+            if value.isdigit()
+            else numbers.contains_phrase(text, value)
+            for _, value in DEMO_FACTS
+        )
+    return kept
 
 
 PROBE_REQUESTS, PROBE_TOKENS = 6, 48  # bench_embedded's defaults: 6 lanes, short replies
@@ -611,6 +642,13 @@ def show(result: dict[str, Any]) -> None:
             f"warm-up before turn 1 (page open, not counted in the demo): {warm['calls']} calls, "
             f"{warm['tokens_read']} prompt tokens read, {warm['seconds']:.1f} s"
         )
+    kept = result.get("facts_kept")
+    if kept:
+        print(
+            f"demo facts ({', '.join(label for label, _ in DEMO_FACTS)}) in each fact store "
+            "after the demo: "
+            + " · ".join(f"{n} {k} of {len(DEMO_FACTS)}" for n, k in kept.items())
+        )
     lanes = sorted(result["turns"][0]["ttft_s"])
     print("first token per lane, s: " + " · ".join(lanes))
     for t in result["turns"]:
@@ -652,6 +690,9 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
         "overhead (demo − floor) s": result["demo_s"] - sum(floors),
         "facts parsed (of extractions)": sum(t["extractions_parsed"] for t in turns),
         "extractions": sum(t["extractions"] for t in turns),
+        f"demo facts in fact stores at end (of {len(DEMO_FACTS)} each)": sum(
+            result.get("facts_kept", {}).values()
+        ),
         "tokens read (prompt, uncached)": sum(t["prompt_read"] for t in turns),
         "tokens written (replies)": sum(t["reply"] for t in turns),
         "upkeep tokens read": sum(t["upkeep_read"] for t in turns),
