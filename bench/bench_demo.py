@@ -481,6 +481,11 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
         "cpu": patched.cpu,
         "warm": warm,
         "facts_kept": facts_kept(session),
+        "fact_stores": {
+            name: lane.strategy.facts
+            for name, lane in session.lanes.items()
+            if lane.strategy.uses_facts
+        },
         "load": os.getloadavg(),
         "machine": machine,
     }
@@ -503,9 +508,9 @@ def facts_kept(session: Any) -> dict[str, int]:
 
     kept = {}
     for name, lane in session.lanes.items():
-        facts = getattr(lane.strategy, "facts", None)
-        if facts is None:
+        if not lane.strategy.uses_facts:
             continue
+        facts = lane.strategy.facts
         text = json.dumps(facts, ensure_ascii=False)
         kept[name] = sum(
             numbers.contains_amount(text, value)
@@ -649,6 +654,9 @@ def show(result: dict[str, Any]) -> None:
             "after the demo: "
             + " · ".join(f"{n} {k} of {len(DEMO_FACTS)}" for n, k in kept.items())
         )
+    for name, facts in result.get("fact_stores", {}).items():
+        text = json.dumps(facts, ensure_ascii=False)
+        print(f"  {name}'s facts: {text if len(text) <= 300 else text[:297] + '...'}")
     lanes = sorted(result["turns"][0]["ttft_s"])
     print("first token per lane, s: " + " · ".join(lanes))
     for t in result["turns"]:
@@ -763,19 +771,21 @@ def main() -> None:
     }
     last = names[-1]
     ratios = names[:-1]  # the last setting against each earlier one
+    label = max(len(key) for key in sums[names[0]]) + 2
+    width = max(12, *(len(last) + len(n) + 3 for n in ratios)) if ratios else 12
     print(
         "\n"
-        + f"{'':34}"
+        + f"{'':{label}}"
         + "".join(f"{n:>10}" for n in names)
-        + "".join(f"{last + '/' + n:>12}" for n in ratios)
+        + "".join(f"{last + '/' + n:>{width}}" for n in ratios)
     )
     for key in sums[names[0]]:
         row = "".join(f"{sums[n][key]:>10.1f}" for n in names)
         ratio = "".join(
-            f"{sums[last][key] / sums[n][key]:>12.2f}" if sums[n][key] else f"{'n/a':>12}"
+            f"{sums[last][key] / sums[n][key]:>{width}.2f}" if sums[n][key] else f"{'n/a':>{width}}"
             for n in ratios
         )
-        print(f"{key:34}{row}{ratio}")
+        print(f"{key:{label}}{row}{ratio}")
     final = sums[names[-1]]
     print(
         f"\ntargets ({names[-1]}): median turn {final['median turn s']:.1f} s "
