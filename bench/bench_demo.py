@@ -480,7 +480,6 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
         "turns": per_turn,
         "cpu": patched.cpu,
         "warm": warm,
-        "facts_kept": facts_kept(session),
         "fact_stores": {
             name: lane.strategy.facts
             for name, lane in session.lanes.items()
@@ -491,33 +490,26 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
     }
 
 
-# What the demo's user states in turns 1-3, and how a fact store may write it down.
+# What the demo's user states in turns 1-3, as the user wrote it (matched in any form).
 DEMO_FACTS: tuple[tuple[str, str], ...] = (
     ("name", "Chiru"),
-    ("salary", "120000"),
-    ("expenses", "60000"),
-    ("FD", "50000"),
+    ("salary", "₹1,20,000"),
+    ("expenses", "₹60,000"),
+    ("FD", "₹50,000"),
 )
 
 
-def facts_kept(session: Any) -> dict[str, int]:
+def facts_kept(result: dict[str, Any]) -> dict[str, int]:
     """For each lane that keeps a fact store (entity, hybrid): how many of DEMO_FACTS its
-    store holds after the demo (amounts in any form, the name as a word). What a cheaper
-    extraction may cost: facts the later turns can no longer see once the turns are gone."""
-    from memory import numbers
+    store held after the demo (memory.numbers.Answer: amounts in any form, the name as a
+    word). What a cheaper extraction may cost: facts later turns cannot see once the turns
+    are gone."""
+    from memory.numbers import Answer
 
     kept = {}
-    for name, lane in session.lanes.items():
-        if not lane.strategy.uses_facts:
-            continue
-        facts = lane.strategy.facts
+    for name, facts in result.get("fact_stores", {}).items():
         text = json.dumps(facts, ensure_ascii=False)
-        kept[name] = sum(
-            numbers.contains_amount(text, value)
-            if value.isdigit()
-            else numbers.contains_phrase(text, value)
-            for _, value in DEMO_FACTS
-        )
+        kept[name] = sum(Answer(value).found_in(text) for _, value in DEMO_FACTS)
     return kept
 
 
@@ -647,7 +639,7 @@ def show(result: dict[str, Any]) -> None:
             f"warm-up before turn 1 (page open, not counted in the demo): {warm['calls']} calls, "
             f"{warm['tokens_read']} prompt tokens read, {warm['seconds']:.1f} s"
         )
-    kept = result.get("facts_kept")
+    kept = facts_kept(result)
     if kept:
         print(
             f"demo facts ({', '.join(label for label, _ in DEMO_FACTS)}) in each fact store "
@@ -699,7 +691,7 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
         "facts parsed (of extractions)": sum(t["extractions_parsed"] for t in turns),
         "extractions": sum(t["extractions"] for t in turns),
         f"demo facts in fact stores at end (of {len(DEMO_FACTS)} each)": sum(
-            result.get("facts_kept", {}).values()
+            facts_kept(result).values()
         ),
         "tokens read (prompt, uncached)": sum(t["prompt_read"] for t in turns),
         "tokens written (replies)": sum(t["reply"] for t in turns),

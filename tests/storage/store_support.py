@@ -26,12 +26,14 @@ def make_session(
     *,
     lanes: tuple[str, ...] = DEFAULT_LANES,
     provider: Any | None = None,
+    share: bool = False,
 ) -> Session:
     return Session(
         system_prompt=fincoach.SYSTEM_PROMPT,
         lanes=[LaneSpec(n) for n in lanes],
         provider=provider or openai_settings(),
         transport=transport or FakeTransport(),
+        share=share,
     )
 
 

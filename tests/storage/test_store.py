@@ -11,7 +11,6 @@ import pytest
 
 from lanes.lane import ERROR
 from lanes.session import Session
-from lanes.sharing import SharedCalls
 from present import export
 from providers.fake import FakeTransport
 from scenarios import fincoach
@@ -326,8 +325,7 @@ def test_a_shared_call_is_saved_with_the_lanes_it_answered(db):
     from tests.lanes.test_sharing import Gate, run_gated
 
     gate = Gate(chunks=2)
-    session = make_session(gate, lanes=("full", "window", "token_window"))
-    session.sharing = SharedCalls()  # what Session(share=True) sets up
+    session = make_session(gate, lanes=("full", "window", "token_window"), share=True)
     tracker = Store(db).track(session)
     records = run_gated(session, gate, fincoach.DEMO_TURNS[0], members=3)
     assert tracker.error is None
