@@ -1,11 +1,13 @@
 """The live tracker: saves one running Session turn by turn, through the Store's public
 methods only. It never raises into a lane: a failed write is logged, kept in `error` (shown
 by the page) and retried with the next write, and `error` clears only once every lost write
-has been repaired."""
+has been repaired. Every lane's thread calls it at once: one lock makes each call (its
+repairs and its own write) whole, so two lanes never repair the same lost write."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,12 +39,18 @@ class Tracker:
     # writes that failed, retried before the next write: turn -> user text, (turn, lane) -> record
     unsaved_turns: dict[int, str] = field(default_factory=dict, repr=False)
     unsaved_lanes: dict[tuple[int, str], LaneTurn] = field(default_factory=dict, repr=False)
+    # held by each call from a lane's thread (or the page's): repairs and writes one at a time
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.app = dict(self.app) if self.app else None
         self.secrets = secrets_of(self.session.provider, self.session.maintenance)
 
     def on_turn(self, session: Session, turn: int, text: str) -> None:
+        with self._lock:
+            self._on_turn(session, turn, text)
+
+    def _on_turn(self, session: Session, turn: int, text: str) -> None:
         self._repair(session)
 
         def write() -> None:
@@ -61,9 +69,10 @@ class Tracker:
             self.unsaved_turns[turn] = text
 
     def __call__(self, session: Session, record: LaneTurn) -> None:
-        self._repair(session)
-        if not self._save_lane(session, record):
-            self.unsaved_lanes[(record.turn, record.lane)] = record
+        with self._lock:
+            self._repair(session)
+            if not self._save_lane(session, record):
+                self.unsaved_lanes[(record.turn, record.lane)] = record
 
     def _save_lane(self, session: Session, record: LaneTurn) -> bool:
         def write() -> None:

@@ -148,3 +148,54 @@ def test_a_new_database_opens_while_another_process_holds_its_lock(tmp_path):
     assert store.list() == []
     assert store.engine.connect().exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     store.close()
+
+
+def _finish_together(session, names, turn) -> list[BaseException]:
+    """Run turn `turn` in lanes `names` in threads that reach the tracker at the same moment
+    (a listener ahead of it waits for all of them); what each lane raised."""
+    barrier = threading.Barrier(len(names))
+
+    def together(_session, record) -> None:
+        if record.turn == turn and record.lane in names:
+            barrier.wait(timeout=10)
+
+    session.listeners.insert(0, together)
+    raised: list[BaseException] = []
+
+    def run(name: str) -> None:
+        try:
+            session.run_lane(name, turn)
+        except BaseException as exc:  # what a lane would see
+            raised.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    session.listeners.remove(together)
+    return raised
+
+
+def test_lanes_finishing_together_while_a_write_fails_never_see_the_tracker_raise(tmp_path):
+    """Issue 23 #6: the tracker is called from every lane's thread at once. Three lanes end
+    turn 2 together while the database is locked (their writes fail), then three more end it
+    together once it is free: each repairs the lost writes, and none may raise into its lane
+    (unlocked, two repaired the same write and the second's `del` raised KeyError)."""
+    for attempt in range(12):
+        path = tmp_path / f"race{attempt}.sqlite3"
+        store = Store(f"sqlite:///{path}", busy_timeout=0.05)
+        session = make_session()
+        tracker = store.track(session)
+        session.run_turn("turn one")
+        turn = session.begin_turn("turn two")
+        names = list(session.lanes)
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        assert _finish_together(session, names[:3], turn) == []
+        assert tracker.error and tracker.pending == 3
+        other.execute("ROLLBACK")
+        assert _finish_together(session, names[3:], turn) == [], f"attempt {attempt}"
+        assert tracker.error is None and tracker.pending == 0
+        assert Store(f"sqlite:///{path}").load(session.id).records == session.records()
+        other.close()
