@@ -50,7 +50,7 @@ from providers.batch import (  # noqa: E402
     poll,
     submit,
 )
-from storage.sweeps import LineOutcome, NewRequest, SweepStore  # noqa: E402
+from storage.store import LineOutcome, NewRequest, SweepStore  # noqa: E402
 from tests.providers.fake_batch_server import FakeBatchServer  # noqa: E402
 
 TARGET_S = 5.0

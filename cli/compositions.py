@@ -43,7 +43,7 @@ def prepare(args: argparse.Namespace) -> None:
     store = _open_store(url)
     if store is not None:
         try:
-            store.register_saved_compositions()
+            store.compositions.register_saved()
         except Exception as exc:  # noqa: BLE001 - a damaged table must not stop a run
             sys.stderr.write(f"note: saved compositions not loaded: {exc}\n")
     names: list[str] = []
@@ -54,7 +54,7 @@ def prepare(args: argparse.Namespace) -> None:
         if getattr(args, "sweep_command", None) == "start":
             store = store or _open_store(url, create=True)
             if store is not None:
-                store.save_composition(composition)
+                store.compositions.save(composition)
     if names:
         chosen = list(args.strategy or [])
         args.strategy = chosen + [n for n in names if n not in chosen]
@@ -87,7 +87,7 @@ def _register(composition: Composition) -> None:
 def _open_store(url: str | None, *, create: bool = False) -> Any:
     """The app's session store, or None when there is none yet (its default SQLite file is
     absent and `create` is False) or it cannot be opened (a note says why)."""
-    from storage.repository import DEFAULT_PATH, Store, default_url
+    from storage.store import DEFAULT_PATH, Store, default_url
 
     chosen = url or default_url()
     if not create and chosen == f"sqlite:///{DEFAULT_PATH}" and not DEFAULT_PATH.exists():

@@ -116,7 +116,7 @@ def _settings(args: argparse.Namespace, provider: str, model: str | None) -> Any
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from storage.sweeps import SweepStore
+    from storage.store import SweepStore
 
     return SweepStore(args.db)
 
@@ -322,7 +322,7 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Dispatch a sweep subcommand; provider and store failures exit 1 with the reason."""
     from providers import ProviderError
-    from storage.sweeps import SweepNotFound
+    from storage.store import SweepNotFound
 
     handlers = {
         "plan": lambda a: cmd_plan(a),

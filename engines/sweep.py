@@ -40,7 +40,7 @@ from memory.standins import StaticReply
 from memory.types import Completion, ModelFn, Request, Usage
 from providers import ProviderError, ProviderSettings, build_body, model_info
 from providers.batch import BATCH_DISCOUNT, MAX_LINES, batch_body
-from storage.sweep_records import NewRequest
+from storage.store import NewRequest
 
 UPKEEP_MODES = ("stand-in", "interactive")
 ASSUMED_REPLY_TOKENS = 60

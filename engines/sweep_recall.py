@@ -54,7 +54,7 @@ from memory.types import Completion, ModelFn, Request
 from providers import ProviderError, ProviderSettings
 from providers.batch import batch_body
 from scenarios.longmem import LongConversation, LongMemFormatError, parse_conversation
-from storage.sweep_records import NewRequest
+from storage.store import NewRequest
 
 KIND = "recall"
 

@@ -48,7 +48,7 @@ from providers.batch import (
     reply_from_dict,
     submit,
 )
-from storage.sweeps import (
+from storage.store import (
     FINAL_FAILED,
     PLANNED,
     SUBMITTED,

@@ -24,7 +24,7 @@ from lanes.session import LaneSpec, Session, Transport
 from memory.types import ModelFn, Request
 from scenarios.transcripts import FORMATS, MAX_CHARS, MAX_TURNS, Transcript, TranscriptError
 from scenarios.transcripts import parse as _parse
-from storage.store import FORMAT, SavedSession, SessionFormatError
+from storage.store import FORMAT, SessionFormatError, decode_export
 
 __all__ = [
     "FORMATS",
@@ -55,7 +55,7 @@ def _export_or_none(data: Mapping[str, Any]) -> Transcript | None:
 
 def _from_export(data: Mapping[str, Any]) -> Transcript:
     try:
-        saved = SavedSession.from_dict(data)
+        saved = decode_export(data)
     except SessionFormatError as exc:
         raise TranscriptError(f"Memory Lab export: {exc}") from None
     lanes = list(saved.strategies)

@@ -331,12 +331,11 @@ class SessionRecords:
 def load_session(session: str | Path, *, db_url: str | None = None) -> SessionRecords:
     """A saved session by id (from the store at `db_url`, default `$MEMORY_LAB_DB_URL` or the
     app's SQLite file), or from a JSON export file's path."""
-    from storage import export_check
-    from storage.store import SavedSession, Store
+    from storage.store import Store, read_export
 
     path = Path(session)
     if path.suffix == ".json" and path.is_file():
-        saved = SavedSession.from_dict(export_check.loads(path.read_bytes(), path.name))
+        saved = read_export(path.read_bytes(), path.name)
     else:
         store = Store(db_url)
         try:

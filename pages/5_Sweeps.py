@@ -47,7 +47,7 @@ from present.recall import frontier_chart, table_rows
 from present.survival import heatmaps, tokens_chart
 from providers import ProviderError, ProviderSettings, preset
 from scenarios.longmem_world import generate
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 from ui import navigation
 
 navigation.page_config("Sweeps · Memory Lab", "📦")

@@ -207,7 +207,7 @@ if b2.button(
     assert composition is not None and saved_in is not None
     try:
         registered = composer_view.register(composition)
-        saved_in.save_composition(composition)
+        saved_in.compositions.save(composition)
     except (InvalidParameter, StoreError) as exc:
         st.error(f"Not saved: {exc}")
     else:

@@ -45,13 +45,8 @@ from present.lanes import (
 )
 from providers import catalog
 from providers.catalog import Price
-from storage.store import (
-    SavedSession,
-    env_secrets,
-    is_interrupted,
-    scrub_text,
-    total_tokens,
-)
+from providers.redaction import env_key_values, redact
+from storage.store import SavedSession, decode_export, is_interrupted
 
 CSV_COLUMNS = (
     "session_id",
@@ -161,7 +156,7 @@ def lane_summaries(saved: SavedSession, price: Price | None = None) -> list[Lane
                 completion=sum(completions) if completions else None,
                 upkeep_calls=sum(len(r.maintenance) for r in real),
                 upkeep_tokens=sum(r.maintenance_tokens for r in real),
-                total_tokens=sum(total_tokens(r) for r in real),
+                total_tokens=sum(r.total_tokens for r in real),
                 first_prompt=drawn[0].counted if drawn else 0,
                 last_prompt=drawn[-1].counted if drawn else 0,
                 cost=None if own is None else sum(c or 0.0 for c in costs),
@@ -199,7 +194,7 @@ def turn_rows(saved: SavedSession, price: Price | None = None) -> list[dict[str,
                     "completion_billed": r.billed_output,
                     "upkeep_calls": len(r.maintenance),
                     "upkeep_tokens": r.maintenance_tokens,
-                    "turn_tokens": total_tokens(r),
+                    "turn_tokens": r.total_tokens,
                     "tokens_so_far": so_far.get((name, turn)),
                     "cost_usd": None if cost is None else round(cost, 8),
                     "latency_s": r.latency_s,
@@ -224,8 +219,8 @@ def scrubbed(saved: SavedSession, *, bodies: bool = True) -> SavedSession:
         for lane in data["lanes"].values():
             for turn in lane["turns"]:
                 turn["body"] = None
-    text = scrub_text(json.dumps(data, ensure_ascii=False, default=str), env_secrets())
-    return SavedSession.from_dict(json.loads(text))
+    text = redact(json.dumps(data, ensure_ascii=False, default=str), env_key_values())
+    return decode_export(json.loads(text))
 
 
 # ---- JSON, CSV, Markdown ------------------------------------------------------------------------
@@ -235,7 +230,7 @@ def to_json(saved: SavedSession) -> str:
     """The whole session; `Store.import_json` and `transcripts.parse` read it back."""
     data = scrubbed(saved).as_dict()
     data["exported_at"] = _now_iso()
-    return scrub_text(json.dumps(data, ensure_ascii=False, indent=1, default=str), env_secrets())
+    return redact(json.dumps(data, ensure_ascii=False, indent=1, default=str), env_key_values())
 
 
 def to_csv(saved: SavedSession, price: Price | None = None) -> str:
@@ -308,7 +303,7 @@ def to_markdown(saved: SavedSession, price: Price | None = None) -> str:
     for i, text in enumerate(clean.user_turns, start=1):
         lines.append(f"{i}. {_md(_short(text, 160))}")
     lines.append("")
-    return scrub_text("\n".join(lines), env_secrets())
+    return redact("\n".join(lines), env_key_values())
 
 
 def settings_rows(saved: SavedSession) -> list[tuple[str, str]]:
@@ -554,7 +549,7 @@ def to_html(
         f"<title>{e(title or clean.name)} · Memory Lab</title><style>{_CSS}</style>"
         "<script type='text/javascript'>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
         f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body><main>"
-        + scrub_text("".join(parts), env_secrets())
+        + redact("".join(parts), env_key_values())
         + "</main><script>window.addEventListener('load', () => document"
         ".querySelectorAll('.js-plotly-plot').forEach(p => Plotly.Plots.resize(p)));</script>"
         "</body></html>"

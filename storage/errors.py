@@ -1,4 +1,4 @@
-"""The session store's errors: each message says what to do."""
+"""The storage errors: each message says what to do."""
 
 from __future__ import annotations
 
@@ -12,3 +12,8 @@ class SessionNotFound(KeyError):
 
     def __str__(self) -> str:
         return f"no saved session with id {self.args[0]!r}"
+
+
+class SessionFormatError(ValueError):
+    """A saved or exported session that cannot be restored; the message names the field
+    (its path, like ``lanes['full'].turns[3].counted``) and what is wrong with it."""

@@ -16,7 +16,7 @@ from lanes.session import Session
 from memory.registry import create
 from memory.tokens import TokenCounter
 from providers.redaction import redact, safe_url
-from storage.compositions import lane_compositions
+from storage.carried import lane_compositions
 
 INTERRUPTED = "Interrupted"  # error_kind of a lane that never answered its turn
 INTERRUPTED_TEXT = "the app stopped before this lane answered (turn interrupted)"

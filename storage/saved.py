@@ -1,8 +1,8 @@
-"""The export format: `SessionInfo` (a row of the list) and `SavedSession` (a whole session
-as plain data, which every export draws and `SavedSession.from_dict` reads back).
+"""The saved-session types: `SessionInfo` (a row of the list) and `SavedSession` (a whole
+session as plain data, which every export draws and storage/codec.py reads back).
 
 A JSON export carries ``"memory_lab_session": FORMAT_VERSION``. That is the version of this
-file format, not of the database schema (storage/schema.py), and they change independently.
+file format, not of the database schema (storage/migrations.py), and they change independently.
 Version 1 was written before the two were separated (same layout); version 2 never holds
 credentials in a provider URL; version 3 keys lanes by label (one strategy may run in
 several lanes, each lane's own provider is in its entry; a lane named after its strategy
@@ -36,30 +36,8 @@ READABLE_VERSIONS = (1, 2, 3)
 _ID = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
-class SessionFormatError(ValueError):
-    """A JSON export that cannot be restored; the message names the problem."""
-
-
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-def parse_time(value: Any, what: str = "a date") -> datetime:
-    """An ISO date (naive ones are UTC); now when absent; SessionFormatError when not a date."""
-    if isinstance(value, datetime):
-        return _utc(value)
-    if value is None or value == "":
-        return now()
-    if isinstance(value, str):
-        try:
-            return _utc(datetime.fromisoformat(value))
-        except ValueError:
-            pass
-    raise SessionFormatError(f"{what} must be an ISO date like 2026-01-31T12:00:00, not {value!r}")
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def valid_id(value: Any) -> bool:
@@ -102,29 +80,6 @@ class SessionInfo:
             "total_tokens": self.total_tokens,
             "has_survival": self.has_survival,
         }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SessionInfo:
-        if not isinstance(data, Mapping):
-            raise SessionFormatError(f"'info' must be an object, not {type(data).__name__}")
-        try:
-            return cls(
-                id=str(data["id"]),
-                name=str(data.get("name") or ""),
-                source=str(data.get("source") or "import")[:32],
-                created=parse_time(data.get("created"), "'info.created'"),
-                updated=parse_time(data.get("updated"), "'info.updated'"),
-                strategies=tuple(str(s) for s in data.get("strategies") or ()),
-                turns=int(data.get("turns") or 0),
-                lane_turns=int(data.get("lane_turns") or 0),
-                prompt_tokens=int(data.get("prompt_tokens") or 0),
-                total_tokens=int(data.get("total_tokens") or 0),
-                has_survival=bool(data.get("has_survival")),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, SessionFormatError):
-                raise
-            raise SessionFormatError(f"'info': {type(exc).__name__}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -211,13 +166,6 @@ class SavedSession:
             "interrupted": list(self.interrupted),
             "survival": self.survival,
         }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SavedSession:
-        """Read a JSON export back; SessionFormatError names the first missing or wrong part."""
-        from storage.export_check import check_export
-
-        return complete(cls(**check_export(data)))
 
     @classmethod
     def from_session(

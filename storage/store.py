@@ -1,82 +1,74 @@
-"""The session store's public names, from the modules that hold them:
+"""storage/'s one public face: everything outside storage/ imports from here.
 
-* storage/schema.py       tables and migrations (`SCHEMA_VERSION`)
-* storage/records.py      token figures, interrupted records, settings, the stored-JSON encoder
-* storage/saved.py        the export format: `SessionInfo`, `SavedSession` (`FORMAT_VERSION`)
-* storage/export_check.py reading an export safely
-* storage/repository.py   `Store`: opening, reading, editing (rows read by column name)
-* storage/writes.py       `Store`'s writes: live turns as they happen, whole sessions at once
-* storage/tracker.py      `Tracker`: saves a live session as it runs (Store's public methods)
-* storage/errors.py       `StoreError`, `SessionNotFound`
-* providers/redaction.py  what a secret looks like (one home for the whole app)
+The package is a one-way chain (each module imports only those above it in this list):
+
+* storage/errors.py        `StoreError`, `SessionNotFound`, `SessionFormatError`
+* storage/tables.py        every table of the database
+* storage/migrations.py    the migrations, run when a database opens (`SCHEMA_VERSION`)
+* storage/database.py      where the database is, its engine and transactions
+* storage/carried.py, records.py, saved.py, codec.py
+                           the pure record codec: the saved-session types, the helpers that
+                           make and read their records, and the one decoder of exports
+* storage/writes.py, compositions.py, tracker.py, sweep_records.py
+                           the repository's collaborators
+* storage/repository.py    `Store` (sessions); storage/sweeps.py `SweepStore` (batch sweeps)
 """
 
 from __future__ import annotations
 
-from lanes.lane import OK
-from providers.redaction import REDACTED, env_key_values, redact, secrets_of
-from storage.records import (
-    INTERRUPTED,
-    INTERRUPTED_TEXT,
-    NAME_LIMIT,
-    default_name,
-    dumps,
-    interrupted_record,
-    is_interrupted,
-    prompt_tokens,
-    provider_from,
-    public_settings,
-    session_settings,
-    storable,
-    total_tokens,
+from storage.codec import decode_export, loads, read_export
+from storage.database import DEFAULT_PATH, ENV_URL, default_url, normalise_url
+from storage.errors import SessionFormatError, SessionNotFound, StoreError
+from storage.migrations import MIGRATIONS, SCHEMA_VERSION
+from storage.records import INTERRUPTED, is_interrupted
+from storage.repository import Store
+from storage.saved import FORMAT, FORMAT_VERSION, SavedSession, SessionInfo
+from storage.sweep_records import (
+    FINAL_FAILED,
+    PLANNED,
+    SUBMITTED,
+    SUCCEEDED,
+    LineOutcome,
+    NewRequest,
+    SweepBatch,
+    SweepInfo,
+    SweepRecord,
+    SweepRequest,
 )
-from storage.repository import (
-    DEFAULT_PATH,
-    ENV_URL,
-    SessionNotFound,
-    Store,
-    StoreError,
-    default_url,
-    normalise_url,
-)
-from storage.saved import FORMAT, FORMAT_VERSION, SavedSession, SessionFormatError, SessionInfo
-from storage.schema import SCHEMA_VERSION
+from storage.sweeps import SweepNotFound, SweepStore
 from storage.tracker import Tracker
-
-scrub_text = redact  # the names the rest of the app has always used
-env_secrets = env_key_values
 
 __all__ = [
     "DEFAULT_PATH",
     "ENV_URL",
+    "FINAL_FAILED",
     "FORMAT",
     "FORMAT_VERSION",
     "INTERRUPTED",
-    "INTERRUPTED_TEXT",
-    "NAME_LIMIT",
-    "OK",
-    "REDACTED",
+    "MIGRATIONS",
+    "PLANNED",
     "SCHEMA_VERSION",
+    "SUBMITTED",
+    "SUCCEEDED",
+    "LineOutcome",
+    "NewRequest",
     "SavedSession",
     "SessionFormatError",
     "SessionInfo",
     "SessionNotFound",
     "Store",
     "StoreError",
+    "SweepBatch",
+    "SweepInfo",
+    "SweepNotFound",
+    "SweepRecord",
+    "SweepRequest",
+    "SweepStore",
     "Tracker",
-    "default_name",
+    "decode_export",
     "default_url",
-    "dumps",
-    "env_secrets",
-    "interrupted_record",
     "is_interrupted",
+    "loads",
     "normalise_url",
-    "prompt_tokens",
-    "provider_from",
-    "public_settings",
-    "scrub_text",
-    "secrets_of",
-    "session_settings",
-    "storable",
-    "total_tokens",
+    "read_export",
 ]

@@ -5,13 +5,12 @@ requests before anything is submitted, a batch id right after the provider retur
 batch's results as soon as they are fetched. A process killed at any point reopens the
 sweep where it stopped: the store says which batches to poll and which requests to resubmit.
 
-The tables are this module's own (`ml_sweeps`, `ml_sweep_requests`, `ml_sweep_batches`) and
-are created by the store's migration `m003_sweeps` (storage/schema.py), run by whichever of
+The tables (`ml_sweeps`, `ml_sweep_requests`, `ml_sweep_batches`) are in storage/tables.py and
+are created by the migration `m003_sweeps` (storage/migrations.py), run by whichever of
 Store or SweepStore opens the database first. No key is ever stored: settings are saved
 without it (`ProviderSettings.public_dict`), bodies and replies never hold one.
 
-Over 400 lines on purpose: the three tables and the only code that reads and writes them
-stay together (the records are in storage/sweep_records.py).
+The records are in storage/sweep_records.py.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from storage.schema import migrate
-from storage.store import default_url, normalise_url
+from storage.database import default_url, normalise_url
+from storage.migrations import migrate
 from storage.sweep_records import (
     FINAL_FAILED,
     PLANNED,
@@ -42,101 +41,7 @@ from storage.sweep_records import (
     SweepRecord,
     SweepRequest,
 )
-
-__all__ = [
-    "FINAL_FAILED",
-    "PLANNED",
-    "SUBMITTED",
-    "SUCCEEDED",
-    "LineOutcome",
-    "NewRequest",
-    "SweepBatch",
-    "SweepInfo",
-    "SweepNotFound",
-    "SweepRecord",
-    "SweepRequest",
-    "SweepStore",
-]
-
-metadata = sa.MetaData()
-TS = sa.DateTime(timezone=True)
-
-sweeps_t = sa.Table(
-    "ml_sweeps",
-    metadata,
-    sa.Column("id", sa.String(40), primary_key=True),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("created_at", TS, nullable=False),
-    sa.Column("updated_at", TS, nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),  # planned/submitted/collected/...
-    sa.Column("provider", sa.String(40), nullable=False),
-    sa.Column("model", sa.Text, nullable=False),
-    sa.Column("settings", sa.Text, nullable=False),  # ProviderSettings.public_dict(), JSON
-    sa.Column("config", sa.Text, nullable=False),  # SurvivalConfig.as_dict(), JSON
-    sa.Column("plan", sa.Text, nullable=False),  # the estimate and how upkeep is handled
-    sa.Column("upkeep", sa.Text, nullable=False),  # recorded upkeep completions by body hash
-    sa.Column("result", sa.Text, nullable=True),  # SurvivalResult.as_dict() once collected
-    sa.Column("kind", sa.String(20), nullable=False, server_default="survival"),  # or recall
-)
-
-
-def _sweep_id() -> sa.Column[str]:
-    """The key column naming the sweep a row belongs to (its rows go when the sweep does)."""
-    return sa.Column(
-        "sweep_id",
-        sa.String(40),
-        sa.ForeignKey("ml_sweeps.id", ondelete="CASCADE"),
-        primary_key=True,
-    )
-
-
-sweep_requests_t = sa.Table(
-    "ml_sweep_requests",
-    metadata,
-    _sweep_id(),
-    sa.Column("custom_id", sa.String(64), primary_key=True),
-    sa.Column("seq", sa.Integer, nullable=False),
-    sa.Column("body", sa.Text, nullable=False),
-    sa.Column("prompt_tokens", sa.Integer, nullable=False),
-    sa.Column("probes", sa.Integer, nullable=False),
-    sa.Column("batch_id", sa.String(80), nullable=True),
-    sa.Column("state", sa.String(20), nullable=False),
-    sa.Column("reply", sa.Text, nullable=True),  # Reply.public_dict(), JSON
-    sa.Column("error", sa.Text, nullable=True),
-    sa.Column("attempts", sa.Integer, nullable=False, default=0),
-    sa.Column("arm", sa.Integer, nullable=False, server_default="0"),  # index of its model
-)
-
-sweep_batches_t = sa.Table(
-    "ml_sweep_batches",
-    metadata,
-    _sweep_id(),
-    sa.Column("batch_id", sa.String(80), primary_key=True),
-    sa.Column("submitted_at", TS, nullable=False),
-    sa.Column("updated_at", TS, nullable=False),
-    sa.Column("state", sa.String(20), nullable=False),  # running / ended / failed
-    sa.Column("raw_status", sa.String(40), nullable=False),
-    sa.Column("requests", sa.Integer, nullable=False),
-    sa.Column("status", sa.Text, nullable=True),  # the last BatchStatus, JSON
-    sa.Column("collected", sa.Boolean, nullable=False, default=False),
-    sa.Column("arm", sa.Integer, nullable=False, server_default="0"),
-)
-
-# (table, column, DDL) added by migration 4 to tables an older migration 3 created.
-ADDED_COLUMNS = (
-    ("ml_sweeps", "kind", "VARCHAR(20) NOT NULL DEFAULT 'survival'"),
-    ("ml_sweep_requests", "arm", "INTEGER NOT NULL DEFAULT 0"),
-    ("ml_sweep_batches", "arm", "INTEGER NOT NULL DEFAULT 0"),
-)
-
-
-def add_kind_and_arm_columns(conn: Connection) -> None:
-    """Migration 4: the columns a database from before recall and multi-model sweeps lacks
-    (a database created since has them from migration 3, which builds today's tables)."""
-    inspector = sa.inspect(conn)
-    for table, column, ddl in ADDED_COLUMNS:
-        if column not in {c["name"] for c in inspector.get_columns(table)}:
-            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+from storage.tables import sweep_batches_t, sweep_requests_t, sweeps_t
 
 
 class SweepNotFound(KeyError):

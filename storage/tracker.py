@@ -1,5 +1,5 @@
-"""The live tracker: saves one running Session turn by turn, through the Store's public
-methods only. It never raises into a lane: a failed write is logged, kept in `error` (shown
+"""The live tracker: saves one running Session turn by turn, through the store's session
+writes (storage/writes.py) only. It never raises into a lane: a failed write is logged, kept in `error` (shown
 by the page) and retried with the next write, and `error` clears only once every lost write
 has been repaired. Every lane's thread calls it at once: one lock makes each call (its
 repairs and its own write) whole, so two lanes never repair the same lost write."""
@@ -11,23 +11,28 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lanes.lane import LaneTurn
 from lanes.session import Session
 from providers.redaction import secrets_of
-
-if TYPE_CHECKING:
-    from storage.repository import Store
+from storage.writes import SessionWrites
 
 log = logging.getLogger(__name__)
+
+
+class Writable(Protocol):
+    """What the tracker saves through: a store's session writes (`Store` is one)."""
+
+    @property
+    def writes(self) -> SessionWrites: ...
 
 
 @dataclass(eq=False)
 class Tracker:
     """Saves one live Session as it runs (a session listener)."""
 
-    store: Store
+    store: Writable
     session: Session = field(repr=False)
     app: dict[str, Any] | None = None
     source: str = "main"
@@ -54,7 +59,7 @@ class Tracker:
         self._repair(session)
 
         def write() -> None:
-            old = self.store.begin_turn(
+            old = self.store.writes.begin_turn(
                 session, turn, text, writer=self.token, claimed=self.claimed,
                 secrets=self.secrets, app=self.app, source=self.source,
             )  # fmt: skip
@@ -76,7 +81,7 @@ class Tracker:
 
     def _save_lane(self, session: Session, record: LaneTurn) -> bool:
         def write() -> None:
-            self.store.save_lane_turn(
+            self.store.writes.save_lane_turn(
                 session, record, writer=self.token, claimed=self.claimed,
                 secrets=self.secrets, app=self.app, source=self.source,
                 create=not self.claimed and record.turn in self.unsaved_turns,
@@ -101,7 +106,7 @@ class Tracker:
         for turn, text in sorted(self.unsaved_turns.items()):
 
             def write(turn: int = turn, text: str = text) -> None:
-                self.store.save_user_turn(
+                self.store.writes.save_user_turn(
                     session, turn, text, writer=self.token, secrets=self.secrets
                 )
 

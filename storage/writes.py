@@ -1,13 +1,13 @@
 """The writes of the session store: a live session's turns as they happen (the Tracker's
-side), and a whole session at once (imports, replays, copies). A mixin of `Store`, which
-supplies `_write()` (one write transaction)."""
+side), and a whole session at once (imports, replays, copies). `SessionWrites` is the
+repository's collaborator for them; every row it writes goes through `clean` (texts) or
+`records.dumps` (JSON), where known secrets are masked."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Iterable, Mapping
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from lanes.lane import LaneTurn
 from lanes.session import Session
 from providers.redaction import redact
+from storage.database import Database
 from storage.errors import StoreError
 from storage.records import (
     NAME_LIMIT,
@@ -30,8 +31,8 @@ from storage.records import (
     storable,
     total_tokens,
 )
-from storage.saved import SavedSession, now
-from storage.schema import TS, lane_states_t, lane_turns_t, sessions_t, turns_t, upsert
+from storage.saved import SavedSession, valid_id
+from storage.tables import TS, lane_states_t, lane_turns_t, now, sessions_t, turns_t, upsert
 
 _S = sessions_t.c
 
@@ -74,11 +75,11 @@ def clean(text: str, secrets: Iterable[str]) -> str:
     return storable(redact(text, secrets))
 
 
-class Writes:
-    """Store's write methods (see the module docstring)."""
+class SessionWrites:
+    """The session writes of one database (see the module docstring)."""
 
-    def _write(self) -> AbstractContextManager[Connection]:  # supplied by Store
-        raise NotImplementedError
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     def begin_turn(
         self,
@@ -96,7 +97,7 @@ class Writes:
         Returns None, or the old id when the session had been changed elsewhere (continued in
         another window, or deleted) and this conversation was saved as a copy instead."""
         at = now()
-        with self._write() as conn:
+        with self.db.write() as conn:
             if not claimed:
                 row = self._session_row(session, writer, app, source, secrets, at, 0)
                 upsert(conn, sessions_t, row, False)
@@ -107,7 +108,7 @@ class Writes:
         session.id = uuid.uuid4().hex[:12]
         session.name = f"{session.name or default_name(session.user_turns)} (copy)"
         saved = SavedSession.from_session(session, app=app, source=source)
-        with self._write() as conn:
+        with self.db.write() as conn:
             self._insert_all(conn, saved, writer=writer, secrets=secrets)
         return old
 
@@ -115,7 +116,7 @@ class Writes:
         self, session: Session, turn: int, text: str, *, writer: str, secrets: Iterable[str]
     ) -> None:
         """Write a user-turn row whose first write failed (kept as is if it is there)."""
-        with self._write() as conn:
+        with self.db.write() as conn:
             self._user_row(conn, session.id, turn, text, secrets, now())
             conn.execute(
                 sa.update(sessions_t)
@@ -152,7 +153,7 @@ class Writes:
             f"session {session.id} was deleted or continued in another window; "
             f"turn {record.turn} of {record.lane} is not saved"
         )
-        with self._write() as conn:
+        with self.db.write() as conn:
             if not claimed:  # a retry after continuing, or the first turn's row was lost
                 if create:
                     row = self._session_row(session, writer, app, source, secrets, at, session.turn)
@@ -217,6 +218,19 @@ class Writes:
             "turn_count": turns, "lane_turn_count": 0, "prompt_tokens": 0, "total_tokens": 0,
             "survival": None, "writer": writer,
         }  # fmt: skip
+
+    def save_whole(self, saved: SavedSession, *, new_id: bool, secrets: Iterable[str]) -> str:
+        """Save a whole session in one transaction; returns its id. An id already in the
+        store (or not usable as one) gets a fresh one, so nothing is overwritten."""
+        with self.db.write() as conn:
+            taken = (
+                valid_id(saved.id)
+                and conn.execute(sa.select(_S.id).where(_S.id == saved.id)).first()
+            )
+            if taken or new_id or not valid_id(saved.id):
+                saved = saved.with_info(id=uuid.uuid4().hex[:12])
+            self._insert_all(conn, saved, writer=None, secrets=secrets)
+        return saved.id
 
     def _insert_all(
         self, conn: Connection, saved: SavedSession, *, writer: str | None, secrets: Iterable[str]

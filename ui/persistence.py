@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 def _open(url: str) -> Store:
     opened = Store(url)
     try:  # saved compositions run like any strategy in this process (once, at open)
-        opened.register_saved_compositions()
+        opened.compositions.register_saved()
     except (StoreError, MemoryLabError) as exc:
         log.warning("saved compositions not registered: %s", exc)
     return opened

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory.compose import Block, Composition
-from storage.repository import Store
+from storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = Composition(
@@ -83,7 +83,7 @@ def test_a_bad_composition_file_is_exit_2_naming_the_file_and_the_field(files):
 
 
 def test_a_composition_saved_in_the_app_database_is_a_strategy_by_name(files):
-    Store(f"sqlite:///{files['db']}").save_composition(MINE)
+    Store(f"sqlite:///{files['db']}").compositions.save(MINE)
     done = run("simulate", "--strategy", "mine", "--turns", "3", "--json", db=files["db"])
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)["rows"]) == {"mine (recent_k=2)"}
@@ -107,4 +107,4 @@ def test_sweep_start_saves_the_file_composition_for_a_later_collect(files):
         assert args.strategy == ["mine"] and REGISTRY["mine"].composition == MINE
     finally:
         unregister_composition("mine")
-    assert Store(url).list_compositions() == [MINE]
+    assert Store(url).compositions.list() == [MINE]

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from cli.main import main
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 
 GRID = ["--probe-turns", "2,6", "--strategy", "full", "--strategy", "window:k=2"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 
 
 @pytest.fixture

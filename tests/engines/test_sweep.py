@@ -31,7 +31,7 @@ from memory.standins import StaticReply
 from memory.types import Completion
 from providers import ProviderSettings, build_body, model_info
 from providers.batch import BATCH_DISCOUNT
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 from tests.providers.fake_batch_server import FakeBatchServer, echo
 
 KEY = "test-key-0123456789abcdef"
@@ -246,7 +246,7 @@ CHILD = """
 import sys
 from engines.sweep_run import start, wait
 from providers import ProviderSettings
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 {imports}
 
 url, db = sys.argv[1], sys.argv[2]
@@ -332,8 +332,7 @@ def test_a_plan_saved_but_never_submitted_is_submitted_on_resume(fb, store):
 def test_the_sweeps_tables_are_a_registered_store_migration(tmp_path):
     import sqlalchemy as sa
 
-    from storage.schema import MIGRATIONS
-    from storage.store import Store
+    from storage.store import MIGRATIONS, Store
 
     assert "m003_sweeps" in [m.__name__ for m in MIGRATIONS]
     url = f"sqlite:///{tmp_path / 'migrated.sqlite3'}"

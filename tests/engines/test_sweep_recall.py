@@ -23,7 +23,7 @@ from engines.sweep_run import (
 from memory.types import Completion
 from providers import ProviderSettings, model_info
 from providers.batch import BATCH_DISCOUNT
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 from tests.engines.test_recall import small
 from tests.engines.test_sweep import (
     CONFIG,

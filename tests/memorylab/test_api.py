@@ -16,7 +16,7 @@ from memory.errors import InvalidParameter, UnknownStrategy
 from memory.registry import REGISTRY
 from memory.tokens import TokenCounter, get_encoding
 from present.export import to_json
-from storage.saved import SessionFormatError
+from storage.store import SessionFormatError
 
 
 def test_strategies_lists_the_registry_with_defaults():

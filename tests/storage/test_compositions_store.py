@@ -12,7 +12,7 @@ import pytest
 from memory.compose import Block, Composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY, unregister_composition
-from storage.store import SavedSession, SessionFormatError, Store
+from storage.store import SavedSession, SessionFormatError, Store, decode_export
 from tests.memory.compositions import MINE
 from tests.storage.store_support import make_session
 
@@ -21,29 +21,29 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def test_save_list_replace_and_delete_compositions(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
-    assert store.list_compositions() == []
-    store.save_composition(MINE)
+    assert store.compositions.list() == []
+    store.compositions.save(MINE)
     changed = Composition(MINE.name, (Block("recent", count=5),), title="Changed")
-    store.save_composition(changed)
-    store.save_composition(Composition("another", (Block("recent"),)))
-    assert [c.name for c in store.list_compositions()] == ["another", MINE.name]
-    assert store.load_composition(MINE.name) == changed  # replaced, not duplicated
-    assert store.delete_composition("another") is True
-    assert store.delete_composition("another") is False
+    store.compositions.save(changed)
+    store.compositions.save(Composition("another", (Block("recent"),)))
+    assert [c.name for c in store.compositions.list()] == ["another", MINE.name]
+    assert store.compositions.load(MINE.name) == changed  # replaced, not duplicated
+    assert store.compositions.delete("another") is True
+    assert store.compositions.delete("another") is False
     with pytest.raises(KeyError, match="no saved composition named 'another'"):
-        store.load_composition("another")
+        store.compositions.load("another")
     with pytest.raises(InvalidParameter, match="built-in strategy"):
-        store.save_composition(Composition("window", (Block("recent"),)))
+        store.compositions.save(Composition("window", (Block("recent"),)))
 
 
 def test_saved_compositions_register_in_a_new_process(tmp_path):
     url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    Store(url).save_composition(MINE)
+    Store(url).compositions.save(MINE)
     assert MINE.name not in REGISTRY
     try:
-        assert Store(url).register_saved_compositions() == (MINE.name,)
+        assert Store(url).compositions.register_saved() == (MINE.name,)
         assert REGISTRY[MINE.name].composition == MINE
-        assert Store(url).register_saved_compositions() == ()  # already there
+        assert Store(url).compositions.register_saved() == ()  # already there
     finally:
         unregister_composition(MINE.name)
 
@@ -52,8 +52,8 @@ def test_an_old_database_gains_the_compositions_table(tmp_path):
     path = tmp_path / "old.sqlite3"
     shutil.copy(FIXTURES / "old_store_v1.sqlite3", path)
     store = Store(f"sqlite:///{path}")
-    store.save_composition(MINE)
-    assert store.list_compositions() == [MINE]
+    store.compositions.save(MINE)
+    assert store.compositions.list() == [MINE]
     assert [i.id for i in store.list()] == ["old0session1"]  # the old sessions are still there
 
 
@@ -68,7 +68,7 @@ def test_a_session_with_a_composition_lane_opens_where_it_is_not_registered(tmp_
     assert json.loads(exported)["settings"]["compositions"] == [MINE.to_dict()]
 
     unregister_composition(MINE.name)  # "another machine": the composition is unknown here
-    saved = SavedSession.from_dict(json.loads(exported))
+    saved = decode_export(json.loads(exported))
     assert REGISTRY[MINE.name].composition == MINE
     assert saved.records[MINE.name][1].ok
 
@@ -86,7 +86,7 @@ def test_a_malformed_carried_composition_is_a_format_error_naming_it(register):
     data["settings"]["compositions"][0]["blocks"][0]["kind"] = "mystery"
     unregister_composition(MINE.name)
     with pytest.raises(SessionFormatError, match=r"settings.compositions\[0\]: .*blocks\[0\]"):
-        SavedSession.from_dict(data)
+        decode_export(data)
     assert MINE.name not in REGISTRY  # nothing registered
 
 

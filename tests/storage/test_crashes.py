@@ -146,7 +146,7 @@ def test_a_new_database_opens_while_another_process_holds_its_lock(tmp_path):
         release.join()
         other.close()
     assert store.list() == []
-    assert store.engine.connect().exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    assert store.db.engine.connect().exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     store.close()
 
 

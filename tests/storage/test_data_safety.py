@@ -289,6 +289,6 @@ def _depth(value) -> int:
 
 @given(_json)
 def test_the_nesting_count_is_the_real_depth_brackets_in_strings_ignored(value):
-    from storage.export_check import nesting
+    from storage.codec import nesting
 
     assert nesting(json.dumps(value)) == _depth(value)

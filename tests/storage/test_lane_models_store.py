@@ -14,7 +14,7 @@ from lanes.session import LaneSpec, Session
 from present import export
 from providers.fake import FakeTransport
 from scenarios import fincoach
-from storage.store import FORMAT, SavedSession, Store
+from storage.store import FORMAT, SavedSession, Store, decode_export
 from tests.lanes.test_lane_models import openai, two_models
 
 FIXTURE = Path(__file__).parent / "fixtures" / "export_v3_lanes.json"
@@ -57,7 +57,7 @@ def test_json_export_round_trip_keeps_labels_and_lane_providers(tmp_path):
     text = export.to_json(store.load(session.id))
     data = json.loads(text)
     assert data[FORMAT] == 3 and list(data["lanes"]) == [SB, SB4, "full"]
-    back = SavedSession.from_dict(data)
+    back = decode_export(data)
     assert back.records == session.records() and back.lane_provider(SB4)["model"] == "gpt-4"
     other = Store(f"sqlite:///{tmp_path / 'b.sqlite3'}")
     new_id = other.import_json(text)
@@ -69,7 +69,7 @@ def test_json_export_round_trip_keeps_labels_and_lane_providers(tmp_path):
 def test_a_format_3_file_with_one_strategy_on_two_models_opens_and_continues(tmp_path):
     data = json.loads(FIXTURE.read_text())
     assert data[FORMAT] == 3
-    saved = SavedSession.from_dict(data)
+    saved = decode_export(data)
     assert saved.strategies == (SB3, SB9, "full") and len(saved.user_turns) == 2
     assert saved.params(SB9) == {"budget": 900}
     store = Store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
@@ -85,7 +85,7 @@ def test_a_label_that_hides_another_strategy_is_refused():
     from storage.store import SessionFormatError
 
     with pytest.raises(SessionFormatError, match="starts with its strategy, here 'full'"):
-        SavedSession.from_dict(data)
+        decode_export(data)
 
 
 def write_fixture() -> None:  # pragma: no cover - run by hand to rewrite the fixture

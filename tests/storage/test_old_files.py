@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from providers.fake import FakeTransport
-from storage.schema import MIGRATIONS, SCHEMA_VERSION
-from storage.store import FORMAT, FORMAT_VERSION, SavedSession, Store, StoreError
+from storage.store import (
+    FORMAT,
+    FORMAT_VERSION,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Store,
+    StoreError,
+    decode_export,
+)
 from tests.storage.store_support import openai_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -67,7 +74,7 @@ def test_a_database_from_a_newer_app_is_refused_not_misread(old_db):
 def test_an_old_export_opens_and_imports(tmp_path):
     text = (FIXTURES / "old_export_v1.json").read_text()
     assert json.loads(text)[FORMAT] == 1 != FORMAT_VERSION
-    saved = SavedSession.from_dict(json.loads(text))
+    saved = decode_export(json.loads(text))
     assert saved.id == OLD_ID and len(saved.user_turns) == 3 and not saved.interrupted
     store = Store(f"sqlite:///{tmp_path / 'new.sqlite3'}")
     new_id = store.import_json(text)

@@ -251,7 +251,7 @@ def test_save_keeps_it_in_the_database_and_a_restart_registers_it_again(
     button(at, "Save").click().run()
     assert not at.exception, at.exception
     assert any("Saved saved_mix in the database" in s.value for s in at.success)
-    saved = Store(url).list_compositions()
+    saved = Store(url).compositions.list()
     assert [c.name for c in saved] == ["saved_mix"] and saved[0].budget == 800
     unregister_composition("saved_mix")  # as if the app had restarted
     persistence._open.clear()
@@ -269,4 +269,4 @@ def test_a_builtin_name_is_not_saved(clean_registry, tmp_path, monkeypatch):
     at.text_input(key="composer-name-1").set_value("summary").run()
     button(at, "Save").click().run()
     assert any("Not saved:" in e.value and "built-in" in e.value for e in at.error)
-    assert Store(url).list_compositions() == []
+    assert Store(url).compositions.list() == []

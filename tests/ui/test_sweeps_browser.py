@@ -15,7 +15,7 @@ from engines.sweep import prepare_sweep
 from engines.sweep_run import start
 from memory.choices import StrategyChoice
 from providers import preset
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 from tests.browser_support import ARTIFACTS, chromium, running_app
 from tests.providers.fake_batch_server import FakeBatchServer
 

@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from storage.sweeps import SweepStore
+from storage.store import SweepStore
 from tests.providers.fake_batch_server import FakeBatchServer
 
 PAGE = "../../pages/5_Sweeps.py"

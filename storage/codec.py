@@ -1,10 +1,13 @@
-"""Reading a JSON export safely: every part checked before anything is built, so a broken,
-hostile or too deeply nested file gives a SessionFormatError that names the problem
-(never a RecursionError, TypeError or a half-restored session)."""
+"""The record codec: reading a JSON export (and the records the database holds) safely.
+Every part is checked before anything is built, so a broken, hostile or too deeply nested
+file gives a SessionFormatError that names the problem (never a RecursionError, TypeError
+or a half-restored session). Pure: no database; registers the compositions an export carries.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from lanes.labels import LABEL_LIMIT, strategy_of
@@ -12,14 +15,10 @@ from lanes.lane import LaneTurn
 from memory.errors import InvalidParameter
 from memory.jsontext import decoded, parse_json
 from memory.registry import REGISTRY
-from storage.compositions import adopt
+from storage.carried import adopt
+from storage.errors import SessionFormatError
 from storage.records import is_interrupted, prompt_tokens, total_tokens
-from storage.saved import (
-    FORMAT,
-    READABLE_VERSIONS,
-    SessionFormatError,
-    SessionInfo,
-)
+from storage.saved import FORMAT, READABLE_VERSIONS, SavedSession, SessionInfo, complete
 
 MAX_DEPTH = 64  # an export nests about 8 levels; request bodies a few more
 MAX_BYTES = 200_000_000
@@ -137,7 +136,7 @@ def check_export(data: Any) -> dict[str, Any]:
     info_data.setdefault("id", data["id"])
     info_data.setdefault("name", data.get("name", ""))
     saved_records = [r for rs in records.values() for r in rs if not is_interrupted(r)]
-    info = SessionInfo.from_dict(
+    info = decode_info(
         {
             **info_data,
             "strategies": list(lanes),
@@ -160,3 +159,56 @@ def check_export(data: Any) -> dict[str, Any]:
         "memory": memory,
         "survival": dict(_mapping(survival, "'survival'")) if survival else None,
     }
+
+
+def read_export(text: str | bytes, what: str = "the file") -> SavedSession:
+    """A JSON export's text as a SavedSession; SessionFormatError names what is wrong."""
+    return decode_export(loads(text, what))
+
+
+def decode_export(data: Any) -> SavedSession:
+    """A parsed JSON export as a SavedSession; SessionFormatError names the first missing
+    or wrong part."""
+    return complete(SavedSession(**check_export(data)))
+
+
+def parse_time(value: Any, what: str = "a date") -> datetime:
+    """An ISO date (naive ones are UTC); now when absent; SessionFormatError when not a date."""
+    if isinstance(value, datetime):
+        return _utc(value)
+    if value is None or value == "":
+        return datetime.now(UTC)
+    if isinstance(value, str):
+        try:
+            return _utc(datetime.fromisoformat(value))
+        except ValueError:
+            pass
+    raise SessionFormatError(f"{what} must be an ISO date like 2026-01-31T12:00:00, not {value!r}")
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def decode_info(data: Mapping[str, Any]) -> SessionInfo:
+    """An export's `info` part."""
+    if not isinstance(data, Mapping):
+        raise SessionFormatError(f"'info' must be an object, not {type(data).__name__}")
+    try:
+        return SessionInfo(
+            id=str(data["id"]),
+            name=str(data.get("name") or ""),
+            source=str(data.get("source") or "import")[:32],
+            created=parse_time(data.get("created"), "'info.created'"),
+            updated=parse_time(data.get("updated"), "'info.updated'"),
+            strategies=tuple(str(s) for s in data.get("strategies") or ()),
+            turns=int(data.get("turns") or 0),
+            lane_turns=int(data.get("lane_turns") or 0),
+            prompt_tokens=int(data.get("prompt_tokens") or 0),
+            total_tokens=int(data.get("total_tokens") or 0),
+            has_survival=bool(data.get("has_survival")),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, SessionFormatError):
+            raise
+        raise SessionFormatError(f"'info': {type(exc).__name__}: {exc}") from None

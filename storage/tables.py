@@ -1,10 +1,6 @@
-"""The tables (SQLAlchemy Core, the same on SQLite and PostgreSQL) and their migrations.
-
-Migrations work like simonw/llm's `migrations.py`: `MIGRATIONS` is an ordered list of
-functions; each one that has run is recorded by name in ``ml_migrations``, and opening a
-database runs the ones it lacks, each in its own transaction. `SCHEMA_VERSION` is the number of
-migrations this code knows; a database recording a migration this code does not know was
-written by a newer version, and is refused rather than misread.
+"""Every table of the app's database (SQLAlchemy Core, the same on SQLite and PostgreSQL),
+and the two statements every writer shares (`now`, `upsert`). The bottom of storage/'s chain:
+it imports no other storage module.
 
 * ``ml_sessions``    one row per session: name, dates, settings (JSON, no key), strategies,
                      turn count and token totals (kept up to date by every write).
@@ -14,13 +10,16 @@ written by a newer version, and is refused rather than misread.
 * ``ml_lane_states`` each lane's memory after its latest turn, to continue without any model
                      call (history pairs elided: they are the lane's recorded turns).
 * ``ml_meta``        ``schema``: the schema version last written (kept for older readers).
-* ``ml_sweep*``      batch sweeps: their tables live in storage/sweeps.py (migration 3).
-* ``ml_compositions`` saved compositions: storage/compositions.py (migration 4).
+* ``ml_sweeps``, ``ml_sweep_requests``, ``ml_sweep_batches``: batch sweeps (storage/sweeps.py).
+* ``ml_compositions``: saved compositions (storage/compositions.py).
+* ``ml_migrations``: the migrations run (storage/migrations.py).
+
+Each group has its own `MetaData` because each is created by its own migration.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -104,90 +103,88 @@ migrations_t = sa.Table(
     sa.Column("applied_at", TS, nullable=False),
 )
 
-Migration = Callable[[Connection], None]
+
+sweeps_metadata = sa.MetaData()
+
+sweeps_t = sa.Table(
+    "ml_sweeps",
+    sweeps_metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),  # planned/submitted/collected/...
+    sa.Column("provider", sa.String(40), nullable=False),
+    sa.Column("model", sa.Text, nullable=False),
+    sa.Column("settings", sa.Text, nullable=False),  # ProviderSettings.public_dict(), JSON
+    sa.Column("config", sa.Text, nullable=False),  # SurvivalConfig.as_dict(), JSON
+    sa.Column("plan", sa.Text, nullable=False),  # the estimate and how upkeep is handled
+    sa.Column("upkeep", sa.Text, nullable=False),  # recorded upkeep completions by body hash
+    sa.Column("result", sa.Text, nullable=True),  # SurvivalResult.as_dict() once collected
+    sa.Column("kind", sa.String(20), nullable=False, server_default="survival"),  # or recall
+)
 
 
-def m001_initial(conn: Connection) -> None:
-    """The five tables of schema 1 (databases written before migrations existed have them
-    already: `checkfirst` leaves those as they are)."""
-    metadata.create_all(conn, checkfirst=True)
-
-
-def m002_lane_turns_by_turn(conn: Connection) -> None:
-    """An index to find a session's lane turns by turn number (repairing a missing user turn)."""
-    conn.exec_driver_sql(
-        "CREATE INDEX IF NOT EXISTS ml_lane_turns_turn ON ml_lane_turns (session_id, turn)"
+def _sweep_id() -> sa.Column[str]:
+    """The key column naming the sweep a row belongs to (its rows go when the sweep does)."""
+    return sa.Column(
+        "sweep_id",
+        sa.String(40),
+        sa.ForeignKey("ml_sweeps.id", ondelete="CASCADE"),
+        primary_key=True,
     )
 
 
-def m003_sweeps(conn: Connection) -> None:
-    """The batch sweeps' tables (ml_sweeps, ml_sweep_requests, ml_sweep_batches), defined in
-    storage/sweeps.py; `checkfirst` keeps tables an earlier SweepStore created."""
-    from storage.sweeps import metadata as sweeps_metadata  # here: sweeps imports this module
-
-    sweeps_metadata.create_all(conn, checkfirst=True)
-
-
-def m004_compositions(conn: Connection) -> None:
-    """Saved compositions (ml_compositions), defined in storage/compositions.py."""
-    from storage.compositions import metadata as compositions_metadata
-
-    compositions_metadata.create_all(conn, checkfirst=True)
-
-
-def m005_sweep_kinds_and_arms(conn: Connection) -> None:
-    """Sweeps of recall grids and of several models: `kind` on ml_sweeps, `arm` (which
-    model) on its requests and batches (storage/sweeps.py adds the columns it lacks)."""
-    from storage.sweeps import add_kind_and_arm_columns
-
-    add_kind_and_arm_columns(conn)
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    m001_initial,
-    m002_lane_turns_by_turn,
-    m003_sweeps,
-    m004_compositions,
-    m005_sweep_kinds_and_arms,
+sweep_requests_t = sa.Table(
+    "ml_sweep_requests",
+    sweeps_metadata,
+    _sweep_id(),
+    sa.Column("custom_id", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False),
+    sa.Column("probes", sa.Integer, nullable=False),
+    sa.Column("batch_id", sa.String(80), nullable=True),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("reply", sa.Text, nullable=True),  # Reply.public_dict(), JSON
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("arm", sa.Integer, nullable=False, server_default="0"),  # index of its model
 )
-SCHEMA_VERSION = len(MIGRATIONS)
+
+sweep_batches_t = sa.Table(
+    "ml_sweep_batches",
+    sweeps_metadata,
+    _sweep_id(),
+    sa.Column("batch_id", sa.String(80), primary_key=True),
+    sa.Column("submitted_at", TS, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+    sa.Column("state", sa.String(20), nullable=False),  # running / ended / failed
+    sa.Column("raw_status", sa.String(40), nullable=False),
+    sa.Column("requests", sa.Integer, nullable=False),
+    sa.Column("status", sa.Text, nullable=True),  # the last BatchStatus, JSON
+    sa.Column("collected", sa.Boolean, nullable=False, default=False),
+    sa.Column("arm", sa.Integer, nullable=False, server_default="0"),
+)
+
+# (table, column, DDL) added by migration 4 to tables an older migration 3 created.
+ADDED_COLUMNS = (
+    ("ml_sweeps", "kind", "VARCHAR(20) NOT NULL DEFAULT 'survival'"),
+    ("ml_sweep_requests", "arm", "INTEGER NOT NULL DEFAULT 0"),
+    ("ml_sweep_batches", "arm", "INTEGER NOT NULL DEFAULT 0"),
+)
 
 
-class NewerSchema(RuntimeError):
-    """The database was written by a newer version of the app."""
-
-
-def migrate(begin: Callable[[], Any]) -> list[str]:
-    """Run the migrations the database lacks, each in its own transaction (`begin()` yields
-    a connection inside one); returns the names run. NewerSchema when the database knows
-    migrations this code does not."""
-    with begin() as conn:
-        migrations_t.create(conn, checkfirst=True)
-        done = set(conn.execute(sa.select(migrations_t.c.name)).scalars())
-        recorded = conn.execute(
-            sa.select(meta_t.c.value).where(meta_t.c.key == "schema")
-        ).scalar_one_or_none() if sa.inspect(conn).has_table("ml_meta") else None  # fmt: skip
-    known = {m.__name__ for m in MIGRATIONS}
-    unknown = sorted(done - known)
-    if unknown or (recorded is not None and recorded.isdigit() and int(recorded) > SCHEMA_VERSION):
-        raise NewerSchema(
-            f"the database has schema {recorded or '?'} (migrations {', '.join(unknown) or '-'}), "
-            f"newer than this app's {SCHEMA_VERSION}: update the app to open it"
-        )
-    ran = []
-    for migration in MIGRATIONS:
-        if migration.__name__ in done:
-            continue
-        with begin() as conn:
-            name = migration.__name__
-            recorded_now = sa.select(migrations_t.c.name).where(migrations_t.c.name == name)
-            if conn.execute(recorded_now).first():  # another process ran it meanwhile
-                continue
-            migration(conn)
-            conn.execute(sa.insert(migrations_t).values(name=name, applied_at=now()))
-            upsert(conn, meta_t, {"key": "schema", "value": str(SCHEMA_VERSION)}, True)
-        ran.append(migration.__name__)
-    return ran
+compositions_metadata = sa.MetaData()
+compositions_t = sa.Table(
+    "ml_compositions",
+    compositions_metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("definition", sa.Text, nullable=False),  # Composition.to_json()
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+)
 
 
 def now() -> datetime:
