@@ -1,6 +1,6 @@
 """The live tracker: saves one running Session turn by turn, through the store's session
-writes (storage/writes.py) only. It never raises into a lane: a failed write is logged, kept in `error` (shown
-by the page) and retried with the next write, and `error` clears only once every lost write
+writes (storage/writes.py) only. It never raises into a lane: a failed write is logged, kept
+in `error` (shown by the page) and retried with the next write, and `error` clears only once every lost write
 has been repaired. Every lane's thread calls it at once: one lock makes each call (its
 repairs and its own write) whole, so two lanes never repair the same lost write."""
 
