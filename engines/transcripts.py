@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lanes import session as session_module
 from lanes.lane import ReplyLike
 from lanes.session import LaneSpec, Session, Transport
-from memory.types import ModelFn, Request
+from memory.standins import ExtractiveSummariser, RuleExtractor
+from memory.types import Completion, ModelFn, Request, Usage
 from scenarios.transcripts import FORMATS, MAX_CHARS, MAX_TURNS, Transcript, TranscriptError
 from scenarios.transcripts import parse as _parse
 from storage.store import FORMAT, SessionFormatError, decode_export
@@ -132,6 +133,28 @@ class RecordedTransport:
 
     def as_model_fn(self, settings: Any) -> ModelFn:
         return self.base.as_model_fn(settings)
+
+
+class StandInUpkeep:
+    """A transport whose upkeep calls are answered by the rule-based stand-ins (no model, no
+    cost: usage 0); lane replies go to `base`. For importing with no provider to reach."""
+
+    def __init__(self, base: Transport) -> None:
+        self.base = base
+
+    def stream(
+        self, request: Request, settings: Any, on_delta: Callable[[str], None] | None = None
+    ) -> ReplyLike:
+        return self.base.stream(request, settings, on_delta)
+
+    def as_model_fn(self, settings: Any) -> ModelFn:
+        summarise, extract = ExtractiveSummariser(), RuleExtractor()
+
+        def stand_in(request: Request) -> Completion:
+            done = (extract if request.reply_schema else summarise)(request)
+            return replace(done, usage=Usage(0, 0), model="stand-in")
+
+        return stand_in
 
 
 def would_send(request: Request, settings: Any, transport: Any = None) -> dict[str, Any]:

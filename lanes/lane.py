@@ -118,7 +118,8 @@ class TurnAccount:
 @dataclass(frozen=True)
 class MaintenanceRecord:
     """One upkeep call (summary, fact extraction) as a lane recorded it: outcome, the body it
-    sent, and its tokens (`input`/`output`: billed where known, else counted)."""
+    sent, and its tokens (`input`/`output`: billed where known, else counted; 0 for a call
+    that failed without a provider's usage: it spent nothing)."""
 
     kind: str
     ok: bool
@@ -134,9 +135,14 @@ class MaintenanceRecord:
     # the lane's own call
     shared: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:  # a saved record holds a list
-        if not isinstance(self.shared, tuple):
+    def __post_init__(self) -> None:
+        if not isinstance(self.shared, tuple):  # a saved record holds a list
             object.__setattr__(self, "shared", tuple(self.shared))
+        if not self.ok and self.billed_input is None and self.billed_output is None:
+            # failed with no usage from a provider (no key, refused, never sent): nothing was
+            # spent, whatever a record saved before this rule says; `counted` keeps the size
+            object.__setattr__(self, "input", 0)
+            object.__setattr__(self, "output", 0)
 
     @property
     def tokens(self) -> int:

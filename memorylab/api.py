@@ -274,19 +274,22 @@ def import_transcript(
 ) -> str:
     """Replay a transcript with its recorded replies into the session store (as the Sessions
     page's import does); returns the saved session's id. Strategies with upkeep calls use
-    `provider` (ProviderSettings) for them; the default only builds request bodies."""
+    `provider` (ProviderSettings) for them; by default no model is called: bodies are built
+    as gpt-4o-mini's and upkeep is done by the rule-based stand-ins (costing nothing)."""
     import providers
-    from lanes.session import LaneSpec
+    from lanes.session import LaneSpec, ProvidersTransport
     from storage.store import Store
 
     if not isinstance(transcript, transcripts.Transcript):
         transcript = read_transcript(transcript)
     settings = provider or providers.preset("openai").settings("gpt-4o-mini")
+    base = ProvidersTransport()
     lanes = [LaneSpec(c.name, dict(c.params)) for c in (_choice(s) for s in strategies)]
     session = transcripts.replay(
         transcript,
         lanes,
         provider=settings,
+        transport=base if provider is not None else transcripts.StandInUpkeep(base),
         mode=transcripts.RECORDED,
         system_prompt=transcript.system or FINCOACH_PROMPT,
         name=name or "imported transcript",

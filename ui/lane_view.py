@@ -97,7 +97,7 @@ def figures(lane: Lane, record: LaneTurn, *, price: Price | None, window: int | 
         ("billed", f"{billed:,}{diff}" if billed is not None else "n/a"),
         *cache_rows(record),
         ("reply", f"{record.billed_output:,}" if record.billed_output is not None else "n/a"),
-        ("upkeep", f"{len(record.maintenance)} · {record.maintenance_tokens:,}"),
+        ("upkeep", upkeep_cell(record)),
         ("messages", f"{record.n_messages}"),
     ]
     cost = record.cost(price)
@@ -114,6 +114,13 @@ def figures(lane: Lane, record: LaneTurn, *, price: Price | None, window: int | 
         "billed − counted: the provider's chat template · upkeep: summary/extraction calls · "
         "tokens · secs (to first token)"
     )
+
+
+def upkeep_cell(record: LaneTurn) -> str:
+    """Upkeep calls · tokens spent, with the calls that failed (and so cost nothing) named."""
+    failed = sum(not m.ok for m in record.maintenance)
+    mark = f" ({failed} failed)" if failed else ""
+    return f"{len(record.maintenance)}{mark} · {record.maintenance_tokens:,}"
 
 
 def payload(record: LaneTurn) -> None:
