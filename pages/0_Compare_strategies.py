@@ -14,7 +14,7 @@ from present.lanes import comparison_figure, cumulative_figure
 from scenarios import fincoach
 from ui import anatomy_view, demo_controls, lane_view, navigation, presentation
 from ui.app_state import AppConfig
-from ui.persistence import lane_choices, new_session
+from ui.persistence import endpoint_notice, lane_choices, new_session
 from ui.safe import plain
 from ui.sidebar import render_sidebar
 
@@ -76,6 +76,7 @@ with top_right:
 # leaves the previous run's copy on screen, faded, above the live one until the run ends.
 with st.container():
     demo_controls.recorded_label(session)
+    endpoint_notice(session, config)
     demo_controls.warm_up(session)
     notice = st.session_state.notice
     if notice:

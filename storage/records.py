@@ -135,30 +135,10 @@ def lane_entry(label: str, lane: Any) -> dict[str, Any]:
 
 def provider_from(public: Mapping[str, Any] | None) -> Any:
     """ProviderSettings rebuilt from their saved public form; ValueError when it is not one.
+    Where the key goes is never taken from the data: lanes/endpoint_policy.py decides."""
+    from lanes.endpoint_policy import saved_settings
 
-    Where the key goes is never taken from the data: the endpoint (`base_url`) and the key
-    variable (`key_env`) come from the catalog preset whose endpoint the saved one names (an
-    imported file could otherwise send your key, or your conversation, to any server). A
-    session saved against any other URL needs its provider chosen again to continue."""
-    from providers import PRESETS, ProviderSettings
-
-    if not isinstance(public, Mapping) or "kind" not in public or "model" not in public:
-        raise ValueError("the saved session does not say which provider it used")
-    names = {f.name for f in fields(ProviderSettings)} - {"api_key", "kind", "model", "key_env"}
-    values = {k: v for k, v in public.items() if k in names}
-    kind, url = public["kind"], public.get("base_url")
-    trusted = [p for p in PRESETS.values() if p.kind == kind and p.base_url == url]
-    if not trusted and kind == "openai_compatible":
-        raise ValueError(
-            f"this session ran against a custom endpoint ({safe_url(url)}): choose the "
-            "provider to continue it with (a saved file never decides where a request goes)"
-        )
-    values["base_url"] = trusted[0].base_url if trusted else None
-    values["key_env"] = trusted[0].key_env if trusted else None
-    try:
-        return ProviderSettings(kind, public["model"], **values)
-    except TypeError as exc:
-        raise ValueError(f"the saved provider settings are not usable: {exc}") from None
+    return saved_settings(public)
 
 
 def compact_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 import providers
+from lanes import endpoint_policy
 from lanes.labels import LaneIdentity, lane_labels
 from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
@@ -168,19 +169,24 @@ def add_lane(choice: StrategyChoice, provider: ProviderChoice | None = None) -> 
     return label
 
 
+def saved_named(app: Mapping[str, Any], public: Mapping[str, Any] | None) -> ProviderChoice | None:
+    """The provider choice a session was saved with (its app settings, else its public
+    ProviderSettings), without any key; None when it names none this app knows."""
+    p = app.get("provider")
+    try:
+        if isinstance(p, Mapping) and p.get("preset"):
+            return ProviderChoice.from_saved(p)
+        return catalog.choice_for(public)
+    except (TypeError, ValueError):  # a damaged file names nothing
+        return None
+
+
 def saved_choice(
     app: Mapping[str, Any], public: Mapping[str, Any] | None, current: ProviderChoice
 ) -> ProviderChoice:
-    """The provider choice a session was saved with (its app settings, else its public
-    ProviderSettings); the key typed in this browser session is kept for the same preset."""
-    p = app.get("provider")
-    choice = (
-        ProviderChoice.from_saved(p) if isinstance(p, Mapping) and p.get("preset") else None
-    ) or catalog.choice_for(public)
-    if choice is None:
-        return current
-    same = choice.preset == current.preset
-    return dataclasses.replace(choice, api_key=current.api_key if same else None)
+    """What a saved session's provider runs on now: the `current` (typed) choice, unless the
+    file names that very endpoint (lanes/endpoint_policy.py decides; a file never does)."""
+    return endpoint_policy.follow(saved_named(app, public), current).runs
 
 
 def settings_for(choice: ProviderChoice, model: str | None = None) -> providers.ProviderSettings:

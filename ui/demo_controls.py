@@ -18,7 +18,7 @@ from lanes.lane import CANCELLED, LaneTurn
 from lanes.live import LiveRun, LiveView
 from lanes.session import Session
 from lanes.warmup import Warmup
-from ui.app_state import AppConfig, settings_for
+from ui.app_state import AppConfig
 from ui.safe import plain
 
 RECORDED_DEMO = Path(__file__).resolve().parent.parent / "scenarios" / "fincoach_recorded.json"
@@ -204,9 +204,8 @@ def load_recorded(config: AppConfig, path: Path = RECORDED_DEMO) -> tuple[Sessio
     saved = transcript.saved
     if saved is None:
         raise transcripts.TranscriptError(f"{path.name} is not a Memory Lab session export")
-    new_config = persistence.config_for(saved, config).replace(provider=config.provider)
-    choice = new_config.provider
-    session = Session.from_snapshot(saved.snapshot(), provider=settings_for(choice))
+    new_config = persistence.config_for(saved, config)  # on the provider chosen here
+    session = persistence.restore(saved, new_config)
     session.name = saved.name
     return session, new_config
 

@@ -13,12 +13,17 @@ from typing import Any
 
 import streamlit as st
 
+from lanes import endpoint_policy
 from lanes.session import LaneSpec, Session, UpkeepLimits
 from memory.errors import MemoryLabError
+from providers import catalog
 from providers.settings import ProviderChoice
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui import navigation
-from ui.app_state import AppConfig, LaneChoice, maintenance_settings, saved_choice, settings_for
+from ui.app_state import AppConfig, LaneChoice, maintenance_settings, saved_named, settings_for
+from ui.safe import plain
+
+NOTES_KEY = "saved_endpoints"  # (session id, lines): what a continued session's file named
 
 log = logging.getLogger(__name__)
 
@@ -43,38 +48,88 @@ def app_settings(config: AppConfig) -> dict[str, Any]:
     return config.as_saved()
 
 
-def config_for(saved: SavedSession, current: AppConfig | None = None) -> AppConfig:
-    """The AppConfig a saved session ran with. A key typed in this browser session is kept
-    when the provider is the same (keys are never saved)."""
-    app = saved.settings.get("app") or {}
+def config_for(
+    saved: SavedSession, current: AppConfig | None = None, *, adopt: bool = False
+) -> AppConfig:
+    """The AppConfig to continue a saved session with: its lanes and system prompt, on the
+    provider chosen in this browser session (`current`). What the file named is followed
+    only where it names the same endpoint (lanes/endpoint_policy.py); `adopt` (the user
+    pressed "Use the saved endpoints") takes the file's endpoints, a typed key going only
+    to the endpoint it was typed for."""
     base = current or AppConfig.default()
-    provider = saved_choice(app, saved.settings.get("provider"), base.provider)
-    own = {
-        str(lane.get("label") or lane.get("strategy")): lane.get("provider")
-        for lane in app.get("lanes") or ()
-        if isinstance(lane, dict)
-    }
+    session_named, lane_named = _named(saved)
+    provider = _resolve(session_named, base.provider, adopt=adopt)
+    typed = _typed_lane(base)
     lanes = tuple(
         LaneChoice(
             saved.strategy(name),
             saved.params(name),
-            _lane_choice(own.get(name), saved.memory.get(name, {}).get("provider"), base),
+            None
+            if lane_named.get(name) is None
+            else _resolve(lane_named[name], typed, adopt=adopt),
         )
         for name in saved.strategies
     )
     return base.replace(provider=provider, system_prompt=saved.system_prompt, lanes=lanes)
 
 
-def _lane_choice(app: Any, public: Any, base: AppConfig) -> ProviderChoice | None:
-    """A lane's own provider choice as saved (None: the session's); a key typed in this
-    browser session for that preset (on a lane, or the session) is kept."""
-    if not app and not public:
-        return None
-    current = next(
+def _named(saved: SavedSession) -> tuple[ProviderChoice | None, dict[str, ProviderChoice | None]]:
+    """What a saved session names: its provider, and each lane's own (None: the session's)."""
+    app = saved.settings.get("app") or {}
+    app = app if isinstance(app, dict) else {}
+    session = saved_named(app, saved.settings.get("provider"))
+    own = {
+        str(lane.get("label") or lane.get("strategy")): lane.get("provider")
+        for lane in app.get("lanes") or ()
+        if isinstance(lane, dict)
+    }
+    lanes: dict[str, ProviderChoice | None] = {}
+    for name in saved.strategies:
+        app_lane, public = own.get(name), saved.memory.get(name, {}).get("provider")
+        if not app_lane and not public:
+            lanes[name] = None
+            continue
+        named = saved_named({"provider": app_lane} if isinstance(app_lane, dict) else {}, public)
+        # a lane that ran on its own model must get a provider, even one the file names badly
+        lanes[name] = named or ProviderChoice(preset="?", model=str((public or {}).get("model")))
+    return session, lanes
+
+
+def _typed_lane(base: AppConfig) -> ProviderChoice:
+    """The typed choice a lane saved with its own provider compares against: a lane's own
+    provider that has a typed key, else the session's."""
+    return next(
         (lane.provider for lane in base.lanes if lane.provider and lane.provider.api_key),
         base.provider,
     )
-    return saved_choice({"provider": app} if app else {}, public, current)
+
+
+def _resolve(named: ProviderChoice | None, typed: ProviderChoice, *, adopt: bool) -> ProviderChoice:
+    if adopt and named is not None and named.preset in catalog.PRESETS:
+        return endpoint_policy.adopt(named, typed)
+    return endpoint_policy.follow(named, typed).runs
+
+
+def saved_endpoints(saved: SavedSession, current: AppConfig) -> list[str]:
+    """One line per endpoint the file named that is not the one it runs on now (plain text:
+    escape it where drawn); empty when the file names nothing else."""
+    session_named, lane_named = _named(saved)
+    lines = []
+    follows = [(None, endpoint_policy.follow(session_named, current.provider))]
+    typed = _typed_lane(current)
+    follows += [
+        (name, endpoint_policy.follow(named, typed))
+        for name, named in lane_named.items()
+        if named is not None
+    ]
+    for name, followed in follows:
+        if followed.differs and followed.named is not None:
+            who = f"Lane {name}" if name else "This session"
+            lines.append(
+                f"{who} was saved on {endpoint_policy.describe(followed.named)}; it runs on "
+                f"{endpoint_policy.describe(followed.runs)}, the provider chosen here."
+            )
+    return lines
 
 
 def lane_specs(config: AppConfig) -> list[LaneSpec]:
@@ -147,21 +202,55 @@ def status(session: Session) -> tuple[bool, str]:
     return True, f"Saved as it runs · {session.turn} turns · id {session.id}"
 
 
-def continue_saved(session_id: str, current: AppConfig | None = None) -> tuple[Session, AppConfig]:
-    """A saved session restored as a live one (no model call), attached to the store, with
-    the settings it ran with."""
-    saved = store().load(session_id)
-    config = config_for(saved, current)
-    session = Session.from_snapshot(
+def restore(saved: SavedSession, config: AppConfig) -> Session:
+    """A saved session as a live one (no model call) running with `config` (from
+    `config_for`: the provider chosen here); not attached to the store."""
+    return Session.from_snapshot(
         saved.snapshot(),
         provider=settings_for(config.provider),
         maintenance=maintenance_settings(config.provider),
-        lane_providers={s.label: s.provider for s in lane_specs(config) if s.label and s.provider},
+        lane_providers={  # by the saved labels: a lane on another provider keeps its label
+            name: settings_for(lane.provider)
+            for name, lane in zip(saved.strategies, config.lanes, strict=True)
+            if lane.provider
+        },
         upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
         share=config.provider.share_identical,
     )
+
+
+def continue_saved(
+    session_id: str, current: AppConfig | None = None, *, adopt: bool = False
+) -> tuple[Session, AppConfig]:
+    """A saved session restored as a live one (no model call), attached to the store, on
+    the provider chosen here (`config_for`); what the file named otherwise is noted for
+    the main page (`endpoint_notes`)."""
+    saved = store().load(session_id)
+    config = config_for(saved, current, adopt=adopt)
+    notes = [] if adopt else saved_endpoints(saved, current or AppConfig.default())
+    st.session_state[NOTES_KEY] = (session_id, tuple(notes))
+    session = restore(saved, config)
     attach(session, config, source=saved.info.source)
     return session, config
+
+
+def endpoint_notice(session: Session, config: AppConfig) -> None:
+    """On the main page: what a continued session's file named other than the provider it
+    runs on, and the one way to take it — a button."""
+    found = st.session_state.get(NOTES_KEY)
+    if not found or found[0] != session.id or not found[1]:
+        return
+    st.warning(plain("\n".join(found[1])))
+    if st.button("Use the endpoints this session was saved with", key=f"adopt-{session.id}"):
+        try:
+            adopted, new_config = continue_saved(session.id, config, adopt=True)
+        except Exception as exc:  # a saved endpoint this app cannot call: say so, keep ours
+            st.error(plain(f"Cannot use the saved endpoints: {exc}"))
+            return
+        st.session_state["session"] = adopted
+        st.session_state["config"] = new_config
+        st.session_state[NOTES_KEY] = None
+        st.rerun()
 
 
 def open_in_main(session: Session, config: AppConfig, *, present: bool = False) -> None:
@@ -179,9 +268,11 @@ __all__ = [
     "app_settings",
     "attach",
     "config_for",
+    "endpoint_notice",
     "continue_saved",
     "new_session",
     "open_in_main",
+    "restore",
     "status",
     "store",
 ]

@@ -117,7 +117,12 @@ def test_a_saved_session_reopens_with_each_lane_on_its_own_model():
     )
     session.run_turn("Hi! I'm Chiru.")
     saved = SavedSession.from_session(session, app=config.as_saved())
-    reopened = config_for(saved, AppConfig.default())
+    # the file's endpoints are taken only when asked (the main page's button); by default
+    # every lane runs on the provider chosen here (tests/ui/test_saved_endpoints.py)
+    kept = config_for(saved, AppConfig.default())
+    assert {lane.provider.preset for lane in kept.lanes if lane.provider} == {"embedded"}
+    assert kept.provider.preset == "embedded"
+    reopened = config_for(saved, AppConfig.default(), adopt=True)
     assert reopened.labels() == list(session.lanes) == [
         "full", "summary_buffer", "summary_buffer · claude-haiku-4-5",
     ]  # fmt: skip

@@ -116,7 +116,8 @@ def test_continue_and_present_put_the_session_on_the_main_page(fake_transport):
     ok(button(at, "Present (presentation mode)").click().run())
     restored = at.session_state["session"]
     assert restored.id == session.id and restored.turn == 3
-    assert at.session_state["config"].provider.preset == "openai"
+    # saved on OpenAI, continued on the provider chosen here (a file never picks it)
+    assert at.session_state["config"].provider.preset == "embedded"
     assert at.session_state["presentation"] is True
 
     ok(at.switch_page(navigation.MAIN_PAGE).run())  # what st.switch_page does in the app
