@@ -115,7 +115,9 @@ def saved_endpoints(saved: SavedSession, current: AppConfig) -> list[str]:
     escape it where drawn); empty when the file names nothing else."""
     session_named, lane_named = _named(saved)
     lines = []
-    follows = [(None, endpoint_policy.follow(session_named, current.provider))]
+    follows: list[tuple[str | None, endpoint_policy.Followed]] = [
+        (None, endpoint_policy.follow(session_named, current.provider))
+    ]
     typed = _typed_lane(current)
     follows += [
         (name, endpoint_policy.follow(named, typed))
