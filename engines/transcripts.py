@@ -1,8 +1,9 @@
 """Import a conversation from a file and replay it through any set of memory strategies.
 
-The shapes (OpenAI or Anthropic messages JSON, ``User:``/``Assistant:`` text) are parsed by
-scenarios/transcripts.py, the one transcript parser; this module adds a Memory Lab session
-export (JSON: its user turns, and its own records for restoring it) and the replay.
+Every file shape (messages JSON, text, ChatGPT/Claude.ai exports, ShareGPT, OpenAI JSONL,
+LangChain, LangSmith, OpenTelemetry) is parsed by scenarios/transcripts/, the one transcript
+parser; this module adds a Memory Lab session export (JSON: its user turns, and its own
+records for restoring it) and the replay.
 Parsing has no side effects, so a bad file changes nothing.
 
 Two replay modes: ``fresh`` sends each user turn again (new replies from the model), and
@@ -23,20 +24,33 @@ from lanes.lane import ReplyLike
 from lanes.session import LaneSpec, Session, Transport
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.types import Completion, ModelFn, Request, Usage
-from scenarios.transcripts import FORMATS, MAX_CHARS, MAX_TURNS, Transcript, TranscriptError
+from scenarios.transcripts import (
+    FORMATS,
+    MAX_CHARS,
+    MAX_TURNS,
+    Conversation,
+    Source,
+    Transcript,
+    TranscriptError,
+)
+from scenarios.transcripts import list_conversations as _list
 from scenarios.transcripts import parse as _parse
+from scenarios.transcripts import read_all as _read_all
 from storage.store import FORMAT, SessionFormatError, decode_export
 
 __all__ = [
     "FORMATS",
     "FRESH",
+    "Conversation",
     "MAX_CHARS",
     "MAX_TURNS",
     "MODES",
     "RECORDED",
     "Transcript",
     "TranscriptError",
+    "list_conversations",
     "parse",
+    "parse_all",
     "replay",
     "would_send",
 ]
@@ -45,9 +59,36 @@ FRESH, RECORDED = "fresh", "recorded"
 MODES = (FRESH, RECORDED)
 
 
-def parse(data: str | bytes, *, name: str = "") -> Transcript:
-    """Parse an uploaded file (scenarios/transcripts.py), a Memory Lab export included."""
-    return _parse(data, name=name, on_object=_export_or_none)
+def parse(
+    data: Source,
+    *,
+    name: str = "",
+    conversation: int | str | None = None,
+    keep_bad_lines: bool = False,
+) -> Transcript:
+    """Parse an uploaded file (scenarios/transcripts/), a Memory Lab export included; a file
+    of many conversations needs `conversation` (its number from 1, or its id)."""
+    return _parse(
+        data,
+        name=name,
+        on_object=_export_or_none,
+        conversation=conversation,
+        keep_bad_lines=keep_bad_lines,
+    )
+
+
+def parse_all(data: Source, *, name: str = "", keep_bad_lines: bool = False) -> list[Transcript]:
+    """Every conversation in the file (a Memory Lab export is one)."""
+    return list(
+        _read_all(data, name=name, on_object=_export_or_none, keep_bad_lines=keep_bad_lines)
+    )
+
+
+def list_conversations(
+    data: Source, *, name: str = "", keep_bad_lines: bool = False
+) -> list[Conversation]:
+    """The file's pick list (streamed: a big export is listed one conversation at a time)."""
+    return _list(data, name=name, on_object=_export_or_none, keep_bad_lines=keep_bad_lines)
 
 
 def _export_or_none(data: Mapping[str, Any]) -> Transcript | None:

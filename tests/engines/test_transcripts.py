@@ -115,9 +115,9 @@ def test_lenient_where_meaning_is_clear_and_it_says_so():
         ('[{"content": "a"}]', "message index 0", "has no 'role'"),
         ('[{"role": "user"}]', "message index 0", "has no 'content'"),
         (
-            '[{"role": "user", "content": "a"}, {"role": "tool", "content": "x"}]',
+            '[{"role": "user", "content": "a"}, {"role": "narrator", "content": "x"}]',
             "message index 1",
-            "role 'tool' is not supported",
+            "role 'narrator' is not supported",
         ),
         (
             '[{"role": "user", "content": "a"}, {"role": "assistant", "content": null}]',
@@ -125,9 +125,9 @@ def test_lenient_where_meaning_is_clear_and_it_says_so():
             "content is null",
         ),
         (
-            '[{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image"}]}]',
+            '[{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "hologram"}]}]',
             "message index 0 (content[1])",
-            "type 'image'",
+            "type 'hologram'",
         ),
         ('{"system": 5, "messages": []}', "system", "must be a string"),
         ('[{"role": "user", "content": "  "}]', "message index 0", "user message is empty"),
@@ -158,7 +158,7 @@ def test_a_broken_file_changes_nothing(tmp_path):
     session.run_turn("Hi! I'm Chiru.")
     before = [(i.id, i.turns, i.lane_turns, i.updated) for i in store.list()]
     with pytest.raises(TranscriptError):
-        parse('[{"role": "user", "content": "a"}, {"role": "tool", "content": "x"}]')
+        parse('[{"role": "user", "content": "a"}, {"role": "narrator", "content": "x"}]')
     assert [(i.id, i.turns, i.lane_turns, i.updated) for i in store.list()] == before
 
 

@@ -18,7 +18,7 @@ def test_one_error_class_everywhere():
     ("text", "name", "message"),
     [
         ("[" * 100_000 + "]" * 100_000, "t.json", "nests too deeply"),
-        ('{"messages": [{"role": "tool", "content": "x"}]}', "t.json", "role 'tool'"),
+        ('{"messages": [{"role": "narrator", "content": "x"}]}', "t.json", "role 'narrator'"),
         ("hello there", "t.txt", "line 1: expected a line starting with 'User:'"),
     ],
 )
