@@ -23,14 +23,15 @@ from typing import IO, Any
 from scenarios.transcripts.core import (
     MAX_CHARS,
     MAX_TURNS,
+    TITLES,
     Conversation,
     Transcript,
     TranscriptError,
     TurnUsage,
 )
-from scenarios.transcripts.loose import load_json, simple_turns
+from scenarios.transcripts.loose import Pair, load_json, loose_pairs
 from scenarios.transcripts.openai import messages_transcript
-from scenarios.transcripts.registry import REGISTRY, TITLES, Format, find, register, title_of
+from scenarios.transcripts.registry import REGISTRY, Format, find, register, title_of
 from scenarios.transcripts.source import Document, Record, open_document
 from scenarios.transcripts.text import parse_text
 
@@ -58,7 +59,7 @@ __all__ = [
     "title_of",
 ]
 
-FORMATS: dict[str, str] = {**{n: f.title for n, f in REGISTRY.items()}, **TITLES}
+FORMATS: dict[str, str] = TITLES  # every format's title by name
 
 ObjectHook = Callable[[Mapping[str, Any]], "Transcript | None"]
 Source = bytes | str | IO[bytes] | Path
@@ -306,3 +307,24 @@ def parse_messages(
 ) -> Transcript:
     """A list of {role, content} messages (either vendor's content shapes)."""
     return messages_transcript(messages, fmt=fmt, system=system, field=field)
+
+
+def simple_turns(text: str, *, name: str = "") -> list[Pair]:
+    """(user, reply or None) pairs from any accepted shape: first the strict formats above,
+    then a JSON list of strings or {user, reply} objects, CSV with a 'user' column, or plain
+    text with one user message a line. TranscriptError when no user message is found."""
+    kind = "." + name.lower().rsplit(".", 1)[-1] if "." in name else ""
+    if not text.strip():
+        raise TranscriptError("the transcript is empty")
+    if len(text) > MAX_CHARS:  # the same limit as the main page's importer
+        raise TranscriptError(f"the file is larger than {MAX_CHARS:,} characters")
+    if kind != ".csv":
+        try:
+            found = parse(text, name=name)
+        except TranscriptError:
+            pass  # not one of those formats: try the simple shapes below
+        else:
+            turns = [(user, reply or None) for user, reply in found.turns if user.strip()]
+            if turns:
+                return turns
+    return loose_pairs(text, kind=kind)

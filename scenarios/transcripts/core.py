@@ -16,6 +16,10 @@ from typing import Any
 
 MAX_TURNS = 5000
 MAX_CHARS = 20_000_000  # one conversation's text (a whole file may be larger: it streams)
+TITLES: dict[str, str] = {  # format name -> title; registry.py adds every registered format
+    "text": "plain text (User: / Assistant:)",
+    "memory_lab": "Memory Lab session export (JSON)",
+}
 
 
 class TranscriptError(ValueError):
@@ -110,11 +114,9 @@ class Transcript:
 
     def describe(self) -> str:
         """'12 turns, 12 recorded replies, system prompt: yes · OpenAI messages (JSON)'."""
-        from scenarios.transcripts.registry import title_of
-
         text = (
             f"{len(self.turns)} turns, {self.recorded_replies} recorded replies, system prompt: "
-            f"{'yes' if self.system else 'no'} · {title_of(self.format)}"
+            f"{'yes' if self.system else 'no'} · {TITLES.get(self.format, self.format)}"
         )
         if self.skipped:
             text += " · skipped " + ", ".join(f"{n} {what}" for what, n in self.skipped)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scenarios.transcripts.core import MAX_CHARS, TranscriptError
+from scenarios.transcripts.core import TranscriptError
 
 Pair = tuple[str, "str | None"]
 
@@ -72,27 +72,9 @@ def _pairs_from_csv(text: str) -> list[Pair]:
     return turns
 
 
-def simple_turns(text: str, *, name: str = "") -> list[Pair]:
-    """(user, reply or None) pairs from any accepted shape: first the strict formats above,
-    then a JSON list of strings or {user, reply} objects, CSV with a 'user' column, or plain
-    text with one user message a line. TranscriptError when no user message is found."""
-    kind = "." + name.lower().rsplit(".", 1)[-1] if "." in name else ""
+def loose_pairs(text: str, *, kind: str) -> list[Pair]:
+    """Pairs from the loose shapes alone (after the strict formats found none)."""
     stripped = text.strip()
-    if not stripped:
-        raise TranscriptError("the transcript is empty")
-    if len(text) > MAX_CHARS:  # the same limit as the main page's importer
-        raise TranscriptError(f"the file is larger than {MAX_CHARS:,} characters")
-    if kind != ".csv":
-        try:
-            from scenarios.transcripts import parse
-
-            found = parse(text, name=name)
-        except TranscriptError:
-            pass  # not one of those formats: try the simple shapes below
-        else:
-            turns = [(user, reply or None) for user, reply in found.turns if user.strip()]
-            if turns:
-                return turns
     if kind == ".json" or (not kind and stripped[:1] in "[{"):
         pairs = _pairs_from_json(load_json(stripped))
     elif kind == ".csv":

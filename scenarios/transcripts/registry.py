@@ -11,17 +11,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from scenarios.transcripts import (
-    chatgpt,
-    claude,
-    langchain,
-    langsmith,
-    openai,
-    openai_jsonl,
-    otel,
-    sharegpt,
-)
-from scenarios.transcripts.core import Transcript
+import scenarios.transcripts.chatgpt as chatgpt
+import scenarios.transcripts.claude as claude
+import scenarios.transcripts.langchain as langchain
+import scenarios.transcripts.langsmith as langsmith
+import scenarios.transcripts.openai as openai
+import scenarios.transcripts.openai_jsonl as openai_jsonl
+import scenarios.transcripts.otel as otel
+import scenarios.transcripts.sharegpt as sharegpt
+from scenarios.transcripts.core import TITLES, Transcript
 from scenarios.transcripts.source import Record
 
 Reader = Callable[[Iterator[Record]], Iterator[Transcript]]
@@ -57,17 +55,14 @@ def per_record(
 
 
 REGISTRY: dict[str, Format] = {}
-TITLES: dict[str, str] = {
-    "text": "plain text (User: / Assistant:)",
-    "memory_lab": "Memory Lab session export (JSON)",
-}
 
 
 def register(fmt: Format) -> Format:
     """Add a format (its name must be new)."""
-    if fmt.name in REGISTRY or fmt.name in TITLES:
+    if fmt.name in REGISTRY or fmt.name in ("text", "memory_lab"):
         raise ValueError(f"a transcript format named {fmt.name!r} is registered already")
     REGISTRY[fmt.name] = fmt
+    TITLES.setdefault(fmt.name, fmt.title)
     return fmt
 
 
