@@ -3,6 +3,7 @@
 Where the app lives: `app.py` and `pages/` sit beside the `cli` package, both in a checkout
 and in an installed copy (the wheel ships them as the top-level module `app` and the folder
 `pages/`), so the same lookup works for `pip install .`, `pip install -e .` and `python -m cli`.
+May touch: the process itself (it becomes Streamlit); nothing else.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
-from cli.conventions import EXIT_OK, HelpFormatter, UsageError
+from cli.conventions import EXIT_OK, HelpFormatter, UsageError, in_range
 
 HOME = Path(__file__).resolve().parent.parent
+PORTS = (1, 65535)
+port_number = in_range(*PORTS)
 
 # The settings of .streamlit/config.toml, as flags: an installed copy has no such file, and
 # these are what keep the app local and quiet (loopback only, no usage statistics, no browser).
@@ -40,8 +42,8 @@ def _port(args: argparse.Namespace) -> int:
     if args.port is not None:
         return int(args.port)
     raw = os.environ.get("PORT", "").strip() or "8501"
-    if not raw.isdigit():
-        raise UsageError(f"PORT={raw!r} is not a port number: use --port N")
+    if not raw.isdigit() or not PORTS[0] <= int(raw) <= PORTS[1]:
+        raise UsageError(f"PORT={raw!r} is not a port number (1-65535): use --port N")
     return int(raw)
 
 
@@ -56,7 +58,7 @@ def command(args: argparse.Namespace) -> list[str]:
     ]  # fmt: skip
 
 
-def cmd_app(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     argv = command(args)
     if args.print_command:
         print(shlex.join(argv))
@@ -66,23 +68,22 @@ def cmd_app(args: argparse.Namespace) -> int:
     os.execv(sys.executable, argv)  # Streamlit owns the process (and Ctrl-C) from here
 
 
-def add_app_parser(sub: Any) -> None:
-    """`memory-lab app`'s arguments (`sub` is the subcommands action of the main parser)."""
-    a = sub.add_parser(
-        "app",
-        help="start the app in the browser (Streamlit, local only)",
-        description="Start the Memory Lab app on this machine: loopback only, no usage "
-        "statistics, no browser opened for you. Any argument after `--` goes to Streamlit.",
-        epilog="examples:\n"
+def add_arguments(a: argparse.ArgumentParser) -> None:
+    """`memory-lab app`'s arguments."""
+    a.description = (
+        "Start the Memory Lab app on this machine: loopback only, no usage "
+        "statistics, no browser opened for you. Any argument after `--` goes to Streamlit."
+    )
+    a.epilog = (
+        "examples:\n"
         "  memory-lab app                      # http://127.0.0.1:8501\n"
         "  memory-lab app --port 8600\n"
-        "  memory-lab app -- --logger.level debug",
-        formatter_class=HelpFormatter,
+        "  memory-lab app -- --logger.level debug"
     )
-    a.add_argument("--port", type=int, help="port (default: $PORT, else 8501)")
+    a.formatter_class = HelpFormatter
+    a.add_argument("--port", type=port_number, help="port (default: $PORT, else 8501)")
     a.add_argument("--address", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     a.add_argument(
         "--print-command", action="store_true", help="print the Streamlit command and stop"
     )
     a.add_argument("streamlit_args", nargs="*", help="extra Streamlit flags, after `--`")
-    a.set_defaults(func=cmd_app, parser=a)

@@ -7,23 +7,27 @@ absent default SQLite file is not created. Each --composition file is then read 
 is a usage error naming it and the field), registered, and run with any --strategy given
 (alone when none is). `sweep start` also saves it in the sweep's database, so `sweep collect`
 in a later process knows it.
+
+May touch: the app's database (reads its compositions; `sweep start` saves the files' ones).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from cli.conventions import UsageError, read_text_arg
 from memory.compose import Composition, read_composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY, register_composition, unregister_composition
+from providers.redaction import mask
+from storage.store import DEFAULT_PATH, Store, default_url
 
 FLAG = "--composition"
 
 
-def add_composition_argument(parser: Any) -> None:
+def add_composition_argument(parser: argparse.ArgumentParser) -> None:
+    """`--composition FILE.json`, repeatable."""
     parser.add_argument(
         FLAG,
         action="append",
@@ -45,7 +49,7 @@ def prepare(args: argparse.Namespace) -> None:
         try:
             store.compositions.register_saved()
         except Exception as exc:  # noqa: BLE001 - a damaged table must not stop a run
-            sys.stderr.write(f"note: saved compositions not loaded: {exc}\n")
+            sys.stderr.write(f"note: saved compositions not loaded: {mask(str(exc))}\n")
     names: list[str] = []
     for path in args.composition or []:
         composition = _read(path)
@@ -84,16 +88,14 @@ def _register(composition: Composition) -> None:
         register_composition(composition)
 
 
-def _open_store(url: str | None, *, create: bool = False) -> Any:
+def _open_store(url: str | None, *, create: bool = False) -> Store | None:
     """The app's session store, or None when there is none yet (its default SQLite file is
     absent and `create` is False) or it cannot be opened (a note says why)."""
-    from storage.store import DEFAULT_PATH, Store, default_url
-
     chosen = url or default_url()
     if not create and chosen == f"sqlite:///{DEFAULT_PATH}" and not DEFAULT_PATH.exists():
         return None
     try:
         return Store(chosen)
     except Exception as exc:  # noqa: BLE001 - the run goes on without saved compositions
-        sys.stderr.write(f"note: saved compositions not loaded: {exc}\n")
+        sys.stderr.write(f"note: saved compositions not loaded: {mask(str(exc))}\n")
         return None

@@ -1,8 +1,14 @@
-"""What every subcommand shares: exit codes, usage errors, and file arguments checked up front.
+"""What every command shares: exit codes, the argument types and parsers, file arguments
+checked up front, and the one way results leave the process.
 
 Results go to stdout; progress, plans and notes go to stderr. Files named on the command line
-are checked before any long run starts (readable UTF-8 in, writable out), so a typo costs
-seconds, not the run.
+are checked before any long run starts (readable UTF-8 in, writable out, no two outputs on one
+path). Every result file is written by `write_output` (masked, then written whole to a
+temporary file and renamed over the target), and every printed result by `print_json` or the
+masked streams `cli.main` installs, so no secret the run knew reaches a file or a terminal.
+
+May touch: the files named by flags, stdout and stderr; imports engines/ and memory/ for the
+argument parsers shared by several commands.
 """
 
 from __future__ import annotations
@@ -10,11 +16,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import tempfile
 import textwrap
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from types import FrameType
+from typing import IO, Any, NoReturn, Protocol, TypeVar
+
+from memory.choices import StrategyChoice, parse_choice
+from memory.errors import MemoryLabError
+from providers.redaction import mask
+from scenarios import filler as filler_mod
+from scenarios.filler import TranscriptError
 
 EXIT_OK = 0  # done
 EXIT_FAILED = 1  # the run failed (e.g. the model could not start)
@@ -28,6 +45,7 @@ EXIT_CODES_HELP = """exit codes:
   130  interrupted with Ctrl-C: the results so far are still printed and written"""
 
 STDOUT = "-"  # `--json` with no file: the JSON goes to stdout instead of the text tables
+OUTPUT_FLAGS = ("csv", "json")  # the result-file flags a command may have (`--csv`, `--json`)
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -44,8 +62,96 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(lines)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with this command's exit code for bad usage (2) and a one-line reason."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+class Subcommands(Protocol):
+    """What `ArgumentParser.add_subparsers()` returns, as the commands use it."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+
+
 class UsageError(Exception):
     """Arguments that cannot run; reported with exit code 2."""
+
+
+# --- argument types ----------------------------------------------------------------------
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `low`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected {low} or more, got {value}")
+        return value
+
+    return parse
+
+
+positive = at_least(1)
+non_negative = at_least(0)
+
+
+def in_range(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`."""
+    floor = at_least(low)
+
+    def parse(text: str) -> int:
+        value = floor(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"expected {high} or less, got {value}")
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a time limit, a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"the time limit must be above 0 s, got {text!r}")
+    return value
+
+
+def strategies(
+    values: Sequence[str] | None, default: Sequence[StrategyChoice]
+) -> tuple[StrategyChoice, ...]:
+    """`--strategy` values ('full', 'window:k=3', 'full;window:k=3') as choices, else `default`."""
+    if not values:
+        return tuple(default)
+    out: list[StrategyChoice] = []
+    for value in values:
+        for part in _split_strategies(value):
+            try:
+                out.append(parse_choice(part))
+            except MemoryLabError as exc:
+                raise UsageError(str(exc)) from None
+    return tuple(out)
+
+
+def _split_strategies(value: str) -> list[str]:
+    """'full;window:k=3' or 'full' -> parts ('full,window' also works when no params)."""
+    if ";" in value:
+        return [v for v in value.split(";") if v.strip()]
+    if ":" not in value and "," in value:
+        return [v for v in value.split(",") if v.strip()]
+    return [value]
+
+
+# --- input files -------------------------------------------------------------------------
 
 
 def read_text_arg(path: str, flag: str) -> str:
@@ -67,27 +173,13 @@ def read_text_arg(path: str, flag: str) -> str:
         ) from None
 
 
-def check_writable(path: str | None, flag: str) -> None:
-    """Fail now, not after the run, if `path` cannot be written (a new file is removed again)."""
-    if not path or path == STDOUT:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"cannot write {flag} {path}: it is a directory")
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"cannot write {flag} {path}: {folder} is a file, not a directory")
-    existed = target.exists()
+def load_transcript(path: str, flag: str) -> list[filler_mod.FillerTurn]:
+    """A transcript file named by `flag`: read as UTF-8 first, so a bad file is exit 2."""
+    text = read_text_arg(path, flag)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}") from None
-    if not existed:
-        os.unlink(target)
+        return filler_mod.parse_transcript(text, name=Path(path).name)
+    except TranscriptError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 Default = TypeVar("Default", str, None)
@@ -104,14 +196,57 @@ def system_prompt_arg(args: argparse.Namespace, default: Default) -> str | Defau
     return default
 
 
+# --- output files ------------------------------------------------------------------------
+
+
+def check_writable(path: str | None, flag: str) -> None:
+    """Fail now, not after the run, if `path` cannot be written (nothing is created)."""
+    if not path or path == STDOUT:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"cannot write {flag} {path}: it is a directory")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {flag} {path}: {folder} is a file, not a directory")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UsageError(f"cannot write {flag} {path}: permission denied")
+    if not os.access(folder, os.W_OK | os.X_OK):  # the temporary file is made beside it
+        raise UsageError(f"cannot write {flag} {path}: {folder} is not writable")
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """`--csv FILE` and `--json FILE` checked writable before the run starts."""
-    check_writable(args.csv, "--csv")
-    check_writable(args.json, "--json")
+    """Every result-file flag of the command (`--csv FILE`, `--json FILE`) checked writable,
+    and no two of them naming the same file, before the run starts."""
+    named: dict[Path, str] = {}
+    for flag in OUTPUT_FLAGS:
+        path = getattr(args, flag, None)
+        if not path or path == STDOUT:
+            continue
+        check_writable(path, f"--{flag}")
+        key = Path(path).resolve()
+        if key in named:
+            raise UsageError(
+                f"--{named[key]} and --{flag} both name {path}: one file cannot hold both"
+            )
+        named[key] = flag
+
+
+class Writable(Protocol):
+    """A result that writes itself as CSV and JSON (simulation, survival, tune)."""
+
+    def to_csv(self) -> str: ...
+
+    def to_json(self) -> str: ...
 
 
 def report(
-    args: argparse.Namespace, result: Any, data: Callable[[], Any], show: Callable[[], None]
+    args: argparse.Namespace,
+    result: Writable,
+    data: Callable[[], object],
+    show: Callable[[], None],
 ) -> None:
     """`--json` alone: `data()` as JSON on stdout, else `show()` prints the text; then the
     result's CSV and JSON go to the `--csv` and `--json` files named."""
@@ -119,21 +254,154 @@ def report(
         print_json(data())
     else:
         show()
-    write_output(args.csv, result.to_csv())
-    write_output(args.json, result.to_json())
+    if getattr(args, "csv", None):
+        write_output(args.csv, result.to_csv(), "--csv")
+    write_output(args.json, result.to_json(), "--json")
 
 
-def write_output(path: str | None, text: str) -> None:
-    """Write `text` to `path` (nothing when no path, or `-`, which means stdout elsewhere)."""
+def write_output(path: str | None, text: str, flag: str) -> None:
+    """Write `text`, masked, to `path` whole or not at all (nothing when no path, or `-`,
+    which means stdout elsewhere). A failure keeps any earlier file and is a UsageError
+    naming the flag."""
     if not path or path == STDOUT:
         return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    try:
+        atomic_write(Path(path), mask(text))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {flag} {path}: {exc.strerror or exc} (nothing written; an earlier "
+            "file there is unchanged)"
+        ) from None
     sys.stderr.write(f"wrote {path}\n")
 
 
-def print_json(data: Any) -> None:
-    """Machine-readable results on stdout: one JSON document, nothing else."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+def atomic_write(target: Path, text: str) -> None:
+    """`text` as UTF-8 in `target`: written to a temporary file beside it, flushed to disk,
+    then renamed over it, so a reader sees the old file or the whole new one, never a part."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        if target.exists():
+            os.chmod(temp, target.stat().st_mode & 0o777)
+        else:
+            os.chmod(temp, 0o666 & ~_umask())
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+# --- stdout and stderr -------------------------------------------------------------------
+
+
+def print_json(data: object) -> None:
+    """Machine-readable results on stdout: one JSON document, masked, nothing else."""
+    sys.stdout.write(mask(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
     sys.stdout.flush()
+
+
+class MaskedStream:
+    """A text stream that masks every known secret in what is written to it, line by line
+    (a secret is never split between two writes of one line)."""
+
+    def __init__(self, inner: IO[str]) -> None:
+        self.inner = inner
+        self._pending = ""
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            self._pending += text
+            if "\n" in self._pending or "\r" in self._pending:
+                cut = max(self._pending.rfind("\n"), self._pending.rfind("\r")) + 1
+                done, self._pending = self._pending[:cut], self._pending[cut:]
+                self.inner.write(mask(done))
+        return len(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending:
+                self.inner.write(mask(self._pending))
+                self._pending = ""
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self.inner, "isatty", lambda: False)())
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    def close(self) -> None:
+        self.flush()
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@contextmanager
+def masked_output() -> Iterator[None]:
+    """stdout and stderr masked for the duration of one command."""
+    out, err = sys.stdout, sys.stderr
+    masked_out, masked_err = MaskedStream(out), MaskedStream(err)
+    sys.stdout, sys.stderr = masked_out, masked_err
+    try:
+        yield
+    finally:
+        try:
+            for stream in (masked_out, masked_err):
+                with suppress(BrokenPipeError, ValueError):  # the reader left, or it closed
+                    stream.flush()
+        finally:
+            sys.stdout, sys.stderr = out, err
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned."""
+    cells = [[str(h) for h in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = []
+    for j, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)
+            )
+        )
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class Interrupts:
+    """Ctrl-C once: finish the calls in flight and keep the rows so far. Twice: stop now."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+        self.previous: Callable[[int, FrameType | None], Any] | int | None = None
+        self.active = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self) -> Interrupts:
+        if self.active:
+            self.previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.cancel.is_set():
+            raise KeyboardInterrupt
+        self.cancel.set()
+        sys.stderr.write("\ninterrupted: finishing the calls in flight, keeping the rows so far\n")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.signal(signal.SIGINT, self.previous)

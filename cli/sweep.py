@@ -9,39 +9,86 @@
 
 Every step is saved in the store ($MEMORY_LAB_DB_URL or data/, or --db): a sweep started
 here can be collected by another process, or on the Sweeps page, hours later.
-
-A little over 400 lines: one subcommand family, its parser and its two result tables
-(survival, recall) stay together.
+May touch: the sweep store (`--db`), the batch APIs of the providers named, the files its
+flags name, stdout and stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+import sqlalchemy.exc
+
+from cli.compositions import add_composition_argument
+from cli.compositions import prepare as prepare_compositions
+from cli.conventions import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Subcommands,
+    UsageError,
+    check_outputs,
+    read_text_arg,
+    write_output,
+)
+from cli.survival import survival_table
+from engines.recall import RecallResult, Setting, default_settings
+from engines.survival import (
+    DEFAULT_STRATEGIES,
+    SurvivalConfig,
+    SurvivalConfigError,
+    parse_facts_json,
+    parse_turns,
+)
+from engines.sweep import (
+    SweepError,
+    SweepEstimate,
+    SweepPlan,
+    check_models,
+    estimate_sweep,
+    prepare_sweep,
+    total_lines,
+    with_exact_counts,
+)
+from engines.sweep_recall import (
+    RecallGrid,
+    dry_run,
+    estimate_recall_sweep,
+    prepare_recall_sweeps,
+)
+from engines.sweep_run import (
+    SweepProgress,
+    compare,
+    failed_requests,
+    open_arms,
+    progress,
+    resubmit_failed,
+    resume,
+    start,
+    wait,
+)
+from memory.choices import parse_choice
+from memory.errors import MemoryLabError
+from present.recall import table_rows
+from providers import ProviderError, ProviderSettings, preset
+from providers.catalog import PRESETS
+from providers.redaction import safe_url
+from scenarios.longmem import LongMemFormatError, parse_conversation
+from scenarios.longmem_world import generate
+from storage.store import SweepNotFound, SweepStore
+
+COMMANDS = ("plan", "start", "status", "collect", "failed", "resubmit")
 
 
-class _Usage(Exception):
-    """A command that cannot run as asked (exit 2)."""
-
-
-def _grid(args: argparse.Namespace) -> Any:
-    from cli.conventions import UsageError, read_text_arg
-    from engines.survival import (
-        DEFAULT_STRATEGIES,
-        SurvivalConfig,
-        SurvivalConfigError,
-        parse_facts_json,
-        parse_turns,
-    )
-    from memory.choices import parse_choice
-    from memory.errors import MemoryLabError
-
+def _grid(args: argparse.Namespace) -> SurvivalConfig:
+    """The survival grid: --probe-turns x --strategy, with --facts (FinCoach's by default)."""
     try:
         config = SurvivalConfig(
             probe_turns=parse_turns(args.probe_turns),
@@ -50,27 +97,15 @@ def _grid(args: argparse.Namespace) -> Any:
             else DEFAULT_STRATEGIES,
         )
         if args.facts:
-            try:
-                text = read_text_arg(args.facts, "--facts")
-            except UsageError as exc:
-                raise _Usage(str(exc)) from None
+            text = read_text_arg(args.facts, "--facts")
             config = replace(config, facts=parse_facts_json(text))
         return config.validate()
     except (SurvivalConfigError, MemoryLabError) as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
 
 
-def _recall_grid(args: argparse.Namespace) -> Any:
+def _recall_grid(args: argparse.Namespace) -> RecallGrid:
     """The long-recall grid: a conversation (generated, or --conversation) x settings."""
-    from cli.conventions import UsageError, read_text_arg
-    from engines.recall import Setting, default_settings
-    from engines.sweep import SweepError
-    from engines.sweep_recall import RecallGrid
-    from memory.choices import parse_choice
-    from memory.errors import MemoryLabError
-    from scenarios.longmem import LongMemFormatError, parse_conversation
-    from scenarios.longmem_world import generate
-
     try:
         if args.conversation:
             conv = parse_conversation(read_text_arg(args.conversation, "--conversation"))
@@ -79,15 +114,13 @@ def _recall_grid(args: argparse.Namespace) -> Any:
         chosen = [parse_choice(s) for s in args.strategy or ()]
         settings = [Setting(c.name, c.params) for c in chosen] or default_settings()
         return RecallGrid(conv, tuple(settings)).validate()
-    except (UsageError, LongMemFormatError, MemoryLabError, SweepError, ValueError) as exc:
-        raise _Usage(str(exc)) from None
+    except (LongMemFormatError, MemoryLabError, SweepError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
 
 
-def _arms(args: argparse.Namespace) -> list[Any]:
+def _arms(args: argparse.Namespace) -> list[ProviderSettings]:
     """Settings for every model named (--model, repeatable, and --models a,b); a model
     written PRESET:MODEL uses that provider instead of --provider."""
-    from providers.catalog import PRESETS
-
     names = [
         m.strip() for item in (args.model or []) + (args.models or []) for m in item.split(",")
     ]
@@ -100,9 +133,7 @@ def _arms(args: argparse.Namespace) -> list[Any]:
     return out
 
 
-def _settings(args: argparse.Namespace, provider: str, model: str | None) -> Any:
-    from providers import preset
-
+def _settings(args: argparse.Namespace, provider: str, model: str | None) -> ProviderSettings:
     try:
         chosen = preset(provider)
         overrides: dict[str, Any] = {"max_tokens": args.max_tokens}
@@ -112,45 +143,44 @@ def _settings(args: argparse.Namespace, provider: str, model: str | None) -> Any
             overrides["key_env"] = args.key_env
         return chosen.settings(model, **overrides)
     except (KeyError, ValueError) as exc:
-        raise _Usage(str(exc).strip("'\"")) from None
+        raise UsageError(str(exc).strip("'\"")) from None
 
 
-def _store(args: argparse.Namespace) -> Any:
-    from storage.store import SweepStore
-
-    return SweepStore(args.db)
+def _store(args: argparse.Namespace) -> SweepStore:
+    """The sweep store `--db` (or the app's database) names; one that cannot be opened is a
+    usage error naming the flag."""
+    flag = f"--db {safe_url(args.db)}" if args.db else "the database ($MEMORY_LAB_DB_URL or data/)"
+    try:
+        return SweepStore(args.db)
+    except (sqlalchemy.exc.SQLAlchemyError, ValueError, OSError) as exc:
+        reason = getattr(exc, "orig", None) or exc
+        raise UsageError(f"cannot open {flag}: {str(reason).splitlines()[0]}") from None
 
 
 def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
     """One sweep of every --model (rows labelled by model), survival or --recall."""
-    from engines.sweep import (
-        SweepError,
-        check_models,
-        estimate_sweep,
-        prepare_sweep,
-        total_lines,
-        with_exact_counts,
-    )
-    from engines.sweep_recall import dry_run, estimate_recall_sweep, prepare_recall_sweeps
-    from engines.sweep_run import start
-
-    grid = _recall_grid(args) if args.recall else _grid(args)
+    prepare_compositions(args)
+    recall = _recall_grid(args) if args.recall else None
+    grid = None if recall else _grid(args)
     arms = _arms(args)
 
-    def prepare() -> list[Any]:
-        if args.recall:
-            return prepare_recall_sweeps(grid, arms, upkeep=args.upkeep)
+    def prepare() -> list[SweepPlan]:
+        if recall is not None:
+            return prepare_recall_sweeps(recall, arms, upkeep=args.upkeep)
+        assert grid is not None
         return [prepare_sweep(grid, s, upkeep=args.upkeep) for s in arms]
 
+    ests: list[SweepEstimate]
     try:
         check_models(arms)
-        if args.recall:
-            dry = dry_run(grid)
-            ests = [estimate_recall_sweep(grid, s, upkeep=args.upkeep, dry=dry) for s in arms]
+        if recall is not None:
+            dry = dry_run(recall)
+            ests = [estimate_recall_sweep(recall, s, upkeep=args.upkeep, dry=dry) for s in arms]
         else:
+            assert grid is not None
             ests = [estimate_sweep(grid, s, upkeep=args.upkeep) for s in arms]
     except SweepError as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
     plans = None
     if args.exact_counts and args.upkeep == "stand-in":  # planning is free: count exactly now
         plans = [with_exact_counts(p) for p in prepare()]
@@ -158,7 +188,9 @@ def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
         if not all(e.count_source.startswith("exact") for e in ests):
             print("(no exact counts: this endpoint has no counting API, or no key is set)")
     elif args.exact_counts and not submit:
-        raise _Usage("with interactive upkeep, exact counts come after the upkeep runs: use start")
+        raise UsageError(
+            "with interactive upkeep, exact counts come after the upkeep runs: use start"
+        )
     print("\n".join(total_lines(ests)))
     if not submit:
         return EXIT_OK
@@ -182,8 +214,6 @@ def cmd_plan(args: argparse.Namespace, *, submit: bool = False) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from engines.sweep_run import progress
-
     store = _store(args)
     if args.sweep_id:
         record = store.sweep(args.sweep_id)
@@ -207,10 +237,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     """Poll and collect each sweep named; several: their results side by side, per model."""
-    from engines.sweep_run import open_arms, resume, wait
-
+    check_outputs(args)  # before any polling: a bad --csv/--json costs nothing
     store = _store(args)
-    done, failed = [], 0
+    done: list[tuple[str, SweepProgress]] = []
+    failed = 0
     for sweep_id in args.sweep_id:
         _, arms = open_arms(store, sweep_id)
         if args.wait:
@@ -232,42 +262,31 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _show(args: argparse.Namespace, done: list[tuple[str, Any]]) -> None:
+def _show(args: argparse.Namespace, done: list[tuple[str, SweepProgress]]) -> None:
     """Print (and write) collected results: survival sweeps side by side per model, recall
     sweeps' rows one after another."""
-    from cli.main import survival_table
-    from engines.recall import RecallResult
-    from engines.sweep_run import compare
-
     recalls = [p.recall for _, p in done if p.recall is not None]
     if recalls:
         rows = tuple(r for result in recalls for r in result.rows)
         both = RecallResult(rows, recalls[0].full_tokens, tuple(n for r in recalls for n in r.notes),
                             " vs ".join(r.model for r in recalls))  # fmt: skip
-        table = recall_table(both)
-        print(table)
-        if args.csv:
-            Path(args.csv).write_text(recall_csv(both), encoding="utf-8")
-        if args.json:
-            Path(args.json).write_text(json.dumps(both.as_dict(), indent=1), encoding="utf-8")
+        print(recall_table(both))
+        write_output(args.csv, recall_csv(both), "--csv")
+        write_output(args.json, json.dumps(both.as_dict(), indent=1), "--json")
         return
     surv = [(model, p.result) for model, p in done if p.result is not None]
     result = surv[0][1] if len(surv) == 1 else compare(surv)
     print(survival_table(result))
-    if args.csv:
-        Path(args.csv).write_text(result.to_csv(), encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(result.to_json(), encoding="utf-8")
+    write_output(args.csv, result.to_csv(), "--csv")
+    write_output(args.json, result.to_json(), "--json")
 
 
 RECALL_COLUMNS = ("strategy (setting)", "evidence kept %", "answer in payload %", "answered %",
                   "mean prompt tokens", "% of full")  # fmt: skip
 
 
-def recall_table(result: Any) -> str:
+def recall_table(result: RecallResult) -> str:
     """A collected recall sweep as a plain-text table (one line per setting and model)."""
-    from present.recall import table_rows
-
     records = table_rows(result.rows, [])
     width = max(len(r["strategy (setting)"]) for r in records)
     head = ["strategy (setting)".ljust(width)] + [c for c in RECALL_COLUMNS[1:]]
@@ -279,12 +298,8 @@ def recall_table(result: Any) -> str:
     return "\n".join(lines)
 
 
-def recall_csv(result: Any) -> str:
-    import csv
-    import io
-
-    from present.recall import table_rows
-
+def recall_csv(result: RecallResult) -> str:
+    """A collected recall sweep's table as CSV."""
     records = table_rows(result.rows, [])
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(records[0]))
@@ -294,9 +309,9 @@ def recall_csv(result: Any) -> str:
 
 
 def cmd_failed(args: argparse.Namespace) -> int:
-    from engines.sweep_run import failed_requests
-
-    failed = failed_requests(_store(args), args.sweep_id)
+    store = _store(args)
+    store.sweep(args.sweep_id)  # SweepNotFound for an id the store does not have
+    failed = failed_requests(store, args.sweep_id)
     for r in failed:
         print(f"{r.custom_id}  {r.state}  (attempt {r.attempts})  {r.error or ''}")
     if not failed:
@@ -305,36 +320,37 @@ def cmd_failed(args: argparse.Namespace) -> int:
 
 
 def cmd_resubmit(args: argparse.Namespace) -> int:
-    from engines.sweep import SweepError
-    from engines.sweep_run import open_arms, resubmit_failed
-
     store = _store(args)
     _, arms = open_arms(store, args.sweep_id)
     try:
         batches = resubmit_failed(store, args.sweep_id, arms, custom_ids=args.id)
     except SweepError as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
     sent = sum(b.total for b in batches) if batches else 0
     print(f"resubmitted in {len(batches)} batch(es)" + (f" ({sent} requests)" if sent else ""))
     return EXIT_OK
 
 
-def run(args: argparse.Namespace) -> int:
-    """Dispatch a sweep subcommand; provider and store failures exit 1 with the reason."""
-    from providers import ProviderError
-    from storage.store import SweepNotFound
+def cmd_start(args: argparse.Namespace) -> int:
+    return cmd_plan(args, submit=True)
 
-    handlers = {
-        "plan": lambda a: cmd_plan(a),
-        "start": lambda a: cmd_plan(a, submit=True),
-        "status": cmd_status,
-        "collect": cmd_collect,
-        "failed": cmd_failed,
-        "resubmit": cmd_resubmit,
-    }
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "plan": cmd_plan,
+    "start": cmd_start,
+    "status": cmd_status,
+    "collect": cmd_collect,
+    "failed": cmd_failed,
+    "resubmit": cmd_resubmit,
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch a sweep subcommand; an unknown sweep id is bad usage (2), provider failures
+    exit 1 with the reason."""
     try:
-        return handlers[args.sweep_command](args)
-    except (_Usage, SweepNotFound) as exc:
+        return HANDLERS[args.sweep_command](args)
+    except SweepNotFound as exc:
         args.parser.print_usage(sys.stderr)
         sys.stderr.write(f"error: {str(exc).strip(chr(34) + chr(39))}\n")
         return EXIT_USAGE
@@ -343,17 +359,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
 
 
-def register(sub: Any) -> None:
-    """Add `sweep` and its subcommands to the CLI's subparsers."""
-    from cli.compositions import add_composition_argument
-
-    parser = sub.add_parser(
-        "sweep",
-        help="survival and recall grids through batch APIs (half price, resumable)",
-        description=__doc__.split("\n\n")[0],
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`memory-lab sweep`'s arguments and its subcommands."""
+    parser.description = __doc__.split("\n\n")[0]
     parser.add_argument("--db", help="database URL (default: $MEMORY_LAB_DB_URL or data/)")
-    steps = parser.add_subparsers(dest="sweep_command", required=True)
+    steps: Subcommands = parser.add_subparsers(
+        dest="sweep_command", required=True, parser_class=type(parser)
+    )
 
     for name, text in (("plan", "print the estimate; submit nothing"),
                        ("start", "print the estimate, confirm, then submit")):  # fmt: skip
@@ -401,8 +413,8 @@ def register(sub: Any) -> None:
     p.add_argument("--wait", action="store_true", help="poll until every request is back")
     p.add_argument("--interval", type=float, default=60.0, help="seconds between polls (60)")
     p.add_argument("--timeout", type=float, help="stop waiting after this many seconds")
-    p.add_argument("--csv", help="write every probe row here")
-    p.add_argument("--json", help="write config, rows and totals here")
+    p.add_argument("--csv", metavar="FILE", help="write every probe row here")
+    p.add_argument("--json", metavar="FILE", help="write config, rows and totals here")
     p.set_defaults(parser=p)
     p = steps.add_parser("failed", help="list requests that failed, expired or never ran")
     p.add_argument("sweep_id")
@@ -411,4 +423,3 @@ def register(sub: Any) -> None:
     p.add_argument("sweep_id")
     p.add_argument("--id", action="append", help="only this custom_id (repeatable)")
     p.set_defaults(parser=p)
-    parser.set_defaults(func=run)

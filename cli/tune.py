@@ -9,6 +9,7 @@
 The search is engines/tune's: a bisection on each strategy's size parameters, then a seeded
 search of its other parameters; no model is called (summaries and extraction by the
 survival lab's rule-based stand-ins). The frontier goes to stdout; progress to stderr.
+May touch: the files its flags name, stdout and stderr; no model, no network.
 """
 
 from __future__ import annotations
@@ -17,20 +18,39 @@ import argparse
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
+from cli.compositions import prepare as prepare_compositions
 from cli.conventions import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     STDOUT,
     HelpFormatter,
+    Interrupts,
     UsageError,
     check_outputs,
+    positive,
     read_text_arg,
     report,
+    seconds,
+    strategies,
     system_prompt_arg,
 )
 from cli.progress import ProgressBar
+from cli.survival import add_grid_arguments, survival_config
+from engines.survival import parse_turns
+from engines.tune import (
+    COST_PER_TURN,
+    DEFAULT_STRATEGIES,
+    Evaluator,
+    FactsEvaluator,
+    QuestionsEvaluator,
+    Target,
+    TranscriptFactsEvaluator,
+    TuneResult,
+    tune,
+)
+from scenarios.longmem import LongMemFormatError
+from scenarios.transcripts import TranscriptError
 
 EXAMPLES = """
 examples:
@@ -55,27 +75,11 @@ def _target(text: str) -> float:
     return value
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"the time limit must be above 0 s, got {text!r}")
-    return value
-
-
-def register(sub: Any, add_grid_arguments: Any) -> None:
-    """Add `tune` to the CLI's subparsers (`add_grid_arguments` adds facts, turns, filler)."""
-    from cli.main import _at_least
-
-    t = sub.add_parser(
-        "tune",
-        help="find the cheapest strategy setting that keeps your facts (no model)",
-        description=__doc__.split("\n\n")[0],
-        epilog=EXAMPLES,
-        formatter_class=HelpFormatter,
-    )
+def add_arguments(t: argparse.ArgumentParser) -> None:
+    """`memory-lab tune`'s arguments (the grid's are `cli.survival.add_grid_arguments`)."""
+    t.description = __doc__.split("\n\n")[0]
+    t.epilog = EXAMPLES
+    t.formatter_class = HelpFormatter
     add_grid_arguments(t, strategy_help="a strategy to search, repeatable (default: six)")
     c = t.add_argument_group(
         "the conversation",
@@ -98,29 +102,20 @@ def register(sub: Any, add_grid_arguments: Any) -> None:
                    help="judge the target at these probe turns only (questions: the turns they "
                    "are asked after)")  # fmt: skip
     t.add_argument("--seed", type=int, default=0, help="seed of the refinement search (0)")
-    t.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds at most (60)")
-    t.add_argument("--max-trials", type=_at_least(1), default=400,
+    t.add_argument("--time-limit", type=seconds, default=60.0, help="seconds at most (60)")
+    t.add_argument("--max-trials", type=positive, default=400,
                    help="settings tried at most (400)")  # fmt: skip
     t.add_argument("--csv", metavar="FILE", help="write every setting tried here")
     t.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
                    help="write the result to FILE; with no FILE, print it on stdout as JSON")  # fmt: skip
     t.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
-    t.set_defaults(func=cmd_tune, parser=t, payload_only=True, replies="fixed",
+    t.set_defaults(payload_only=True, replies="fixed",
                    fixed_replies=True, probe_turns=None)  # fmt: skip
 
 
-def _evaluator(args: argparse.Namespace) -> tuple[Any, list[str]]:
+def _evaluator(args: argparse.Namespace) -> tuple[Evaluator, list[str]]:
     """(the evaluator the flags describe, the strategy names to search)."""
-    from cli.main import _strategies, _survival_config
-    from engines.survival import parse_turns
-    from engines.tune import (
-        DEFAULT_STRATEGIES,
-        FactsEvaluator,
-        QuestionsEvaluator,
-        TranscriptFactsEvaluator,
-    )
-
-    names = [c.name for c in _strategies(args.strategy, ())] or list(DEFAULT_STRATEGIES)
+    names = [c.name for c in strategies(args.strategy, ())] or list(DEFAULT_STRATEGIES)
     if args.questions and not args.transcript:
         raise UsageError("--questions goes with --transcript (the conversation they ask about)")
     if args.longmem and (args.transcript or args.facts):
@@ -138,7 +133,7 @@ def _evaluator(args: argparse.Namespace) -> tuple[Any, list[str]]:
                                  "the long-memory benchmark is the whole conversation")  # fmt: skip
     if scripted:
         args.probe_turns = args.probe_turns or DEFAULT_PROBE_TURNS
-        return FactsEvaluator.from_config(_survival_config(args)), names
+        return FactsEvaluator.from_config(survival_config(args)), names
     if (args.longmem or args.questions) and args.probe_turns:
         raise UsageError("--probe-turns is for facts; questions are asked at their after_turn")
     try:
@@ -166,9 +161,6 @@ def _evaluator(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
 def _culprit(args: argparse.Namespace, exc: ValueError) -> str:
     """The flag and file an input error is about."""
-    from scenarios.longmem import LongMemFormatError
-    from scenarios.transcripts import TranscriptError
-
     if args.longmem:
         return f"--longmem {args.longmem}"
     if isinstance(exc, TranscriptError):
@@ -180,10 +172,8 @@ def _culprit(args: argparse.Namespace, exc: ValueError) -> str:
     return f"--facts {args.facts}"
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
-    from engines.survival import parse_turns
-    from engines.tune import Target, tune
-
+def run(args: argparse.Namespace) -> int:
+    prepare_compositions(args)
     evaluator, names = _evaluator(args)
     try:
         at = parse_turns(args.at) if args.at else ()
@@ -203,9 +193,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         f"{args.time_limit:g} s)\n"
     )
     cancel = threading.Event()
-    from cli.main import _Interrupts
-
-    with _Interrupts(cancel), ProgressBar("settings", "setting", quiet=args.quiet) as bar:
+    with Interrupts(cancel), ProgressBar("settings", "setting", quiet=args.quiet) as bar:
         result = tune(
             evaluator,
             target,
@@ -222,10 +210,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return EXIT_INTERRUPTED if result.stop_reason == "cancelled" else EXIT_OK
 
 
-def frontier_table(result: Any) -> str:
+def frontier_table(result: TuneResult) -> str:
     """The summary sentence, then the frontier, cheapest first, the winner marked."""
-    from engines.tune import COST_PER_TURN
-
     unit = "tokens/turn" if result.cost == COST_PER_TURN else "tokens/req"
     width = max([46, *(len(t.label) for t in result.frontier)])
     lines = [result.summary(), "", f"{'frontier':<{width}} {unit:>11} {'kept':>7}"]

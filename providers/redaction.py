@@ -11,14 +11,21 @@ What is redacted, and nothing else (ordinary text is never rewritten):
 * the value of a JSON field named like a credential (``"api_key": "…"``) in JSON text.
 
 URLs get their own cleaner, `safe_url`: userinfo and secret-looking query parameters go.
+
+The secrets policy of the whole run lives here too: every secret the process learns (a typed
+key, a key variable's value, the password of a base URL or of the database URL) is told to
+`remember` / `remember_url` where it enters, and `redact` and `mask` always mask those as well
+as the ones passed in. Every writer (the stores, the exports, the CLI's files) and every
+printer (the CLI's stdout and stderr, error messages) goes through `redact` or `mask`.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 
@@ -74,10 +81,63 @@ def secrets_of(*settings: object) -> set[str]:
     return found
 
 
+_KNOWN: set[str] = set()
+_KNOWN_LOCK = threading.Lock()
+
+
+def remember(*secrets: str | None) -> None:
+    """Add secrets the run knows (a typed key, a password) to the ones every output masks.
+    Values shorter than MIN_SECRET are ignored: they would mask ordinary words."""
+    found = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET}
+    if found - _KNOWN:
+        with _KNOWN_LOCK:
+            _KNOWN.update(found)
+
+
+def remember_url(url: str | None) -> None:
+    """Remember the credentials a URL carries: the password of ``user:pass@``, and the value
+    of a secret-looking query parameter (``?password=``, ``?api_key=``, ``token``...), both as
+    written and percent-decoded. A URL without a scheme (``user:pw@host/v1``) counts too."""
+    if not url or ("@" not in url and "?" not in url):
+        return
+    try:
+        parts = urlsplit(url if "//" in url else f"//{url}")
+    except ValueError:
+        return
+    values: list[str] = []
+    userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
+    if userinfo:
+        values.append(userinfo.partition(":")[2])
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if _SECRET_PARAMS.match(key):
+            values.append(value)
+    remember(*values, *(unquote(v) for v in values))
+
+
+def known_secrets() -> frozenset[str]:
+    """Every secret the run knows now: the remembered ones and the key variables' values."""
+    with _KNOWN_LOCK:
+        return frozenset(_KNOWN | env_key_values())
+
+
+def forget_all() -> None:
+    """Forget the remembered secrets (for tests that need a clean registry)."""
+    with _KNOWN_LOCK:
+        _KNOWN.clear()
+
+
+def mask(text: str) -> str:
+    """`text` with every secret the run knows, and every key-shaped token, masked: what the
+    CLI's files and printed results go through."""
+    return redact(text)
+
+
 def redact(text: str, secrets: Iterable[str | None] = (), *, mask: str = REDACTED) -> str:
-    """`text` with every given secret, standalone key-shaped token and key field masked."""
-    for secret in secrets:
-        if secret and len(secret) >= 4 and secret in text:
+    """`text` with every given secret, every secret the run knows (`known_secrets`),
+    standalone key-shaped token and key field masked."""
+    chosen = {s for s in secrets if s and len(s) >= 4} | known_secrets()
+    for secret in sorted(chosen, key=len, reverse=True):  # a longer secret before its parts
+        if secret in text:
             text = text.replace(secret, mask)
     if any(m in text for m in _MARKERS):
         text = _KEY_SHAPES.sub(mask, text)
