@@ -311,28 +311,17 @@ def print_json(data: object) -> None:
 
 
 class MaskedStream:
-    """A text stream that masks every known secret in what is written to it, line by line
-    (a secret is never split between two writes of one line)."""
+    """A text stream that masks every known secret in each piece written to it (`print`
+    writes its text in one piece, so a printed secret is never split)."""
 
     def __init__(self, inner: IO[str]) -> None:
         self.inner = inner
-        self._pending = ""
-        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        with self._lock:
-            self._pending += text
-            if "\n" in self._pending or "\r" in self._pending:
-                cut = max(self._pending.rfind("\n"), self._pending.rfind("\r")) + 1
-                done, self._pending = self._pending[:cut], self._pending[cut:]
-                self.inner.write(mask(done))
+        self.inner.write(mask(text))
         return len(text)
 
     def flush(self) -> None:
-        with self._lock:
-            if self._pending:
-                self.inner.write(mask(self._pending))
-                self._pending = ""
         self.inner.flush()
 
     def isatty(self) -> bool:
