@@ -133,7 +133,6 @@ KNOWN_CIRCLES: dict[str, list[list[str]]] = {
     ],
     "lanes": [["lanes.session", "lanes.warmup"]],
     "engines": [["engines.tune", "engines.tune.search"]],
-    "cli": [["cli.main", "cli.sweep", "cli.tune"]],
 }
 
 
