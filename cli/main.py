@@ -54,6 +54,8 @@ COMMANDS: dict[str, str] = {
     "app": "start the app in the browser (Streamlit, local only)",
     "sweep": "survival and recall grids through batch APIs (half price, resumable)",
     "tune": "find the cheapest strategy setting that keeps your facts (no model)",
+    "transcript": "show a transcript file as the lab reads it (--list: its conversations)",
+    "replay": "every request each strategy would send at every turn of a transcript",
 }
 
 

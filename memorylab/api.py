@@ -258,10 +258,31 @@ def survival(
 # ---- transcripts and saved sessions ------------------------------------------------------
 
 
-def read_transcript(path: str | Path) -> transcripts.Transcript:
-    """An OpenAI or Anthropic messages JSON, a `User:`/`Assistant:` text, or a session export."""
+def read_transcript(
+    path: str | Path,
+    *,
+    conversation: int | str | None = None,
+    skip_bad_lines: bool = False,
+) -> transcripts.Transcript | list[transcripts.Transcript]:
+    """A transcript file in any format the lab imports (the Sessions page's list: OpenAI or
+    Anthropic messages, `User:`/`Assistant:` text, ChatGPT and Claude.ai exports, ShareGPT,
+    OpenAI chat JSONL or Batch input, LangChain dumps, LangSmith runs, OpenTelemetry spans,
+    a session export): the conversation, or for a file of many a list of them (one is
+    picked by `conversation`, its number from 1 or its id). The same as
+    `memory-lab transcript FILE --json` prints."""
     p = Path(path)
-    return transcripts.parse(p.read_bytes(), name=p.name)
+    if conversation is not None:
+        return transcripts.parse(p, name=p.name, conversation=conversation,
+                                 keep_bad_lines=skip_bad_lines)  # fmt: skip
+    found = transcripts.parse_all(p, name=p.name, keep_bad_lines=skip_bad_lines)
+    return found[0] if len(found) == 1 else found
+
+
+def list_conversations(path: str | Path) -> list[transcripts.Conversation]:
+    """A file's conversations as a pick list (title, date, turns), streamed: a 200 MB export
+    is listed without holding its text."""
+    p = Path(path)
+    return transcripts.list_conversations(p, name=p.name)
 
 
 def import_transcript(
@@ -281,7 +302,13 @@ def import_transcript(
     from storage.store import Store
 
     if not isinstance(transcript, transcripts.Transcript):
-        transcript = read_transcript(transcript)
+        found = read_transcript(transcript)
+        if isinstance(found, list):
+            raise ValueError(
+                f"{transcript} holds {len(found)} conversations: read one with "
+                "read_transcript(path, conversation=N) and import that"
+            )
+        transcript = found
     settings = provider or providers.preset("openai").settings("gpt-4o-mini")
     base = ProvidersTransport()
     lanes = [LaneSpec(c.name, dict(c.params)) for c in (_choice(s) for s in strategies)]

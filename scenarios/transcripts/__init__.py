@@ -66,7 +66,7 @@ Source = bytes | str | IO[bytes] | Path
 
 
 def _keys(value: Any) -> str:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return ", ".join(sorted(map(str, value))[:8]) or "none"
     return type(value).__name__
 
@@ -96,7 +96,7 @@ def read_all(
         raise TranscriptError(
             "the file holds an empty list: no messages or conversations", line=1
         ) from None
-    if doc.container == "object" and on_object is not None and isinstance(first.value, Mapping):
+    if doc.container == "object" and on_object is not None and isinstance(first.value, dict):
         claimed = on_object(first.value)
         if claimed is not None:
             yield claimed
@@ -197,7 +197,7 @@ def _pick(
                             notes=notes)  # fmt: skip
         return
     for number, record in enumerate(_chain(first, doc.records), start=1):
-        raw = record.value if isinstance(record.value, Mapping) else {}
+        raw = record.value if isinstance(record.value, dict) else {}
         ids = {
             str(raw.get(k)) for k in ("id", "uuid", "conversation_id", "custom_id") if raw.get(k)
         }
@@ -268,7 +268,7 @@ def _entries(
         raise TranscriptError(
             "the file holds an empty list: no messages or conversations", line=1
         ) from None
-    if doc.container == "object" and on_object is not None and isinstance(first.value, Mapping):
+    if doc.container == "object" and on_object is not None and isinstance(first.value, dict):
         claimed = on_object(first.value)
         if claimed is not None:
             yield Conversation.of(claimed)
@@ -282,7 +282,7 @@ def _entries(
         try:
             yield Conversation.of(fmt.each(record, number))
         except TranscriptError as exc:
-            value = record.value if isinstance(record.value, Mapping) else {}
+            value = record.value if isinstance(record.value, dict) else {}
             yield Conversation(
                 number=number,
                 id=str(value.get("id") or value.get("uuid") or value.get("conversation_id") or ""),

@@ -37,7 +37,7 @@ REASONING_TYPES = frozenset({"thoughts", "reasoning_recap"})
 
 
 def detect(first: Any) -> bool:
-    return isinstance(first, Mapping) and isinstance(first.get("mapping"), Mapping)
+    return isinstance(first, dict) and isinstance(first.get("mapping"), dict)
 
 
 def iso(value: Any) -> str:
@@ -51,8 +51,8 @@ def iso(value: Any) -> str:
 
 
 def label(number: int, data: Mapping[str, Any]) -> str:
-    title = data.get("title") if isinstance(data, Mapping) else None
-    ident = conversation_id(data) if isinstance(data, Mapping) else ""
+    title = data.get("title") if isinstance(data, dict) else None
+    ident = conversation_id(data) if isinstance(data, dict) else ""
     text = f"conversation {number}"
     if isinstance(title, str) and title:
         text += f" {clip(title, 60)!r}"
@@ -72,7 +72,7 @@ def conversation_id(data: Mapping[str, Any]) -> str:
 def active_branch(mapping: Mapping[str, Any], current: Any) -> list[tuple[str, Mapping[str, Any]]]:
     """(node id, node) from the root down to `current`, following `parent` links."""
     if not isinstance(current, str) or not current:
-        leaves = [k for k, n in mapping.items() if isinstance(n, Mapping) and not n.get("children")]
+        leaves = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("children")]
         if not leaves:
             raise TranscriptError("no 'current_node', and every node has children (a cycle?)")
         current = leaves[-1]
@@ -88,7 +88,7 @@ def active_branch(mapping: Mapping[str, Any], current: Any) -> list[tuple[str, M
             )
         seen.add(node_id)
         node = mapping.get(node_id)
-        if not isinstance(node, Mapping):
+        if not isinstance(node, dict):
             child = path[-1][0] if path else node_id
             raise TranscriptError(f"its parent {node_id!r} is missing from the mapping", node=child)
         path.append((node_id, node))
@@ -104,7 +104,7 @@ def active_branch(mapping: Mapping[str, Any], current: Any) -> list[tuple[str, M
 def _message_text(node_id: str, message: Mapping[str, Any], tally: Tally) -> str | None:
     """The text a node contributes, or None when it is skipped (counted in `tally`)."""
     content = message.get("content")
-    if not isinstance(content, Mapping):
+    if not isinstance(content, dict):
         raise TranscriptError("the message has no 'content' object", node=node_id)
     kind = content.get("content_type")
     if kind in HIDDEN_TYPES:
@@ -129,7 +129,7 @@ def _message_text(node_id: str, message: Mapping[str, Any], tally: Tally) -> str
         raise TranscriptError("'parts' must be a list", node=node_id)
     texts = []
     for i, part in enumerate(parts):
-        if isinstance(part, Mapping):
+        if isinstance(part, dict):
             texts.append(_asset(part, tally, f"node {node_id!r} parts[{i}]"))
         else:
             texts.append(block_text(part, tally, where=f"node {node_id!r} parts[{i}]"))
@@ -159,12 +159,12 @@ def _asset(part: Mapping[str, Any], tally: Tally, where: str) -> str:
 
 def conversation(data: Any, number: int) -> Transcript:
     """One conversation of the export (its active branch) as a Transcript."""
-    where = label(number, data if isinstance(data, Mapping) else {})
+    where = label(number, data if isinstance(data, dict) else {})
     try:
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise TranscriptError(f"a conversation must be an object, not {kind_of(data)}")
         mapping = data.get("mapping")
-        if not isinstance(mapping, Mapping):
+        if not isinstance(mapping, dict):
             raise TranscriptError("it has no 'mapping' object (the tree of messages)")
         tally = Tally()
         items: list[Item] = []
@@ -175,14 +175,14 @@ def conversation(data: Any, number: int) -> Transcript:
             if message is None:
                 tally.skip("empty nodes")
                 continue
-            if not isinstance(message, Mapping):
+            if not isinstance(message, dict):
                 raise TranscriptError(
                     f"'message' must be an object, not {kind_of(message)}", node=node_id
                 )
             author = message.get("author")
-            role = author.get("role") if isinstance(author, Mapping) else None
+            role = author.get("role") if isinstance(author, dict) else None
             raw_meta = message.get("metadata")
-            metadata: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+            metadata: Mapping[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             if role == "tool":
                 tally.skip("tool nodes")
                 continue
@@ -226,12 +226,12 @@ def conversation(data: Any, number: int) -> Transcript:
 
 def _has_text(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
-    parts = content.get("parts") if isinstance(content, Mapping) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
     return isinstance(parts, list) and any(isinstance(p, str) and p.strip() for p in parts)
 
 
 def _count_reachable(mapping: Mapping[str, Any]) -> int:
-    return sum(1 for n in mapping.values() if isinstance(n, Mapping))
+    return sum(1 for n in mapping.values() if isinstance(n, dict))
 
 
 def each(record: Record, number: int) -> Transcript:

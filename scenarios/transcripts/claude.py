@@ -8,7 +8,7 @@ images as placeholders; thinking skipped), else its ``text``. Attachments and fi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from scenarios.transcripts.content import content_text, placeholder
@@ -27,12 +27,12 @@ SENDERS = {"human": "user", "assistant": "assistant"}
 
 
 def detect(first: Any) -> bool:
-    return isinstance(first, Mapping) and "chat_messages" in first
+    return isinstance(first, dict) and "chat_messages" in first
 
 
 def _label(number: int, data: Any) -> str:
     text = f"conversation {number}"
-    if isinstance(data, Mapping):
+    if isinstance(data, dict):
         if isinstance(data.get("name"), str) and data["name"]:
             text += f" {data['name'][:60]!r}"
         if isinstance(data.get("uuid"), str):
@@ -43,7 +43,7 @@ def _label(number: int, data: Any) -> str:
 def conversation(data: Any, number: int) -> Transcript:
     where = _label(number, data)
     try:
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise TranscriptError(f"a conversation must be an object, not {kind_of(data)}")
         messages = data.get("chat_messages")
         if not isinstance(messages, list):
@@ -54,7 +54,7 @@ def conversation(data: Any, number: int) -> Transcript:
         items = []
         for i, message in enumerate(messages):
             place = f"chat_messages[{i}]"
-            if not isinstance(message, Mapping):
+            if not isinstance(message, dict):
                 raise TranscriptError(
                     f"{place}: a message must be an object, not {kind_of(message)}"
                 )
@@ -75,7 +75,7 @@ def conversation(data: Any, number: int) -> Transcript:
             extras = []
             for key in ("attachments", "files"):
                 for f in message.get(key) or ():
-                    if isinstance(f, Mapping):
+                    if isinstance(f, dict):
                         tally.placeholder("files")
                         extras.append(
                             placeholder("file", str(f.get("file_name") or f.get("file_uuid") or ""))

@@ -57,7 +57,7 @@ def _source_name(block: Mapping[str, Any]) -> str:
             return clip(value, 80)
     for key in ("file", "source", "image_url"):
         inner = block.get(key)
-        if isinstance(inner, Mapping):
+        if isinstance(inner, dict):
             found = _source_name(inner)
             if found:
                 return found
@@ -82,7 +82,7 @@ def block_text(block: Any, tally: Tally, *, where: str) -> str:
     block in errors ("message index 2 (content[1])", "node 'abc' parts[0]")."""
     if isinstance(block, str):
         return block
-    if not isinstance(block, Mapping):
+    if not isinstance(block, dict):
         raise TranscriptError(f"{where}: a content block must be an object, not {kind_of(block)}")
     kind = block.get("type", "text")
     if not isinstance(kind, str):
@@ -110,14 +110,14 @@ def block_text(block: Any, tally: Tally, *, where: str) -> str:
         tally.placeholder("tool calls")
         name = block.get("name") or (block.get("function") or {}).get("name") or "tool"
         args = block.get("input", block.get("arguments", block.get("args")))
-        if args is None and isinstance(block.get("function"), Mapping):
+        if args is None and isinstance(block.get("function"), dict):
             args = block["function"].get("arguments")
         return placeholder("tool call", f"{name} {_json_short(args)}" if args else str(name))
     if kind in TOOL_RESULT:
         tally.placeholder("tool results")
         result = block.get("content", block.get("response", block.get("output")))
         if isinstance(result, list):
-            texts = [b.get("text", "") for b in result if isinstance(b, Mapping)]
+            texts = [b.get("text", "") for b in result if isinstance(b, dict)]
             result = " ".join(t for t in texts if isinstance(t, str))
         return placeholder("tool result", _json_short(result) if result else "")
     if kind in REASONING:
@@ -132,7 +132,7 @@ def content_text(content: Any, tally: Tally, *, where: str, field: str = "conten
     """A message's content (a string, or a list of blocks) as one text."""
     if isinstance(content, str):
         return content
-    if isinstance(content, Mapping):
+    if isinstance(content, dict):
         return block_text(content, tally, where=f"{where} ({field})")
     if isinstance(content, list):
         parts = [
@@ -146,16 +146,16 @@ def content_text(content: Any, tally: Tally, *, where: str, field: str = "conten
 
 def tool_calls_text(calls: Any, tally: Tally) -> str:
     """OpenAI's `tool_calls` (or the old `function_call`) on an assistant message as placeholders."""
-    if isinstance(calls, Mapping):
+    if isinstance(calls, dict):
         calls = [{"function": calls}]
     if not isinstance(calls, list):
         return ""
     out = []
     for call in calls:
-        if not isinstance(call, Mapping):
+        if not isinstance(call, dict):
             continue
         inner = call.get("function")
-        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else call
+        function: Mapping[str, Any] = inner if isinstance(inner, dict) else call
         name = function.get("name") or "tool"
         args = function.get("arguments", function.get("args"))
         tally.placeholder("tool calls")

@@ -22,7 +22,7 @@ from scenarios.transcripts.traces import Call, Thread, rebuild
 
 
 def detect(first: Any) -> bool:
-    return isinstance(first, Mapping) and "run_type" in first and "inputs" in first
+    return isinstance(first, dict) and "run_type" in first and "inputs" in first
 
 
 def _when(value: Any) -> float:
@@ -38,8 +38,8 @@ def _when(value: Any) -> float:
 
 def _thread_key(run: Mapping[str, Any]) -> str:
     extra = run.get("extra")
-    metadata = extra.get("metadata") if isinstance(extra, Mapping) else None
-    if isinstance(metadata, Mapping):
+    metadata = extra.get("metadata") if isinstance(extra, dict) else None
+    if isinstance(metadata, dict):
         for key in ("thread_id", "session_id", "conversation_id"):
             if isinstance(metadata.get(key), str | int):
                 return str(metadata[key])
@@ -48,7 +48,7 @@ def _thread_key(run: Mapping[str, Any]) -> str:
 
 
 def _inputs(inputs: Any, tally: Tally, place: str) -> list[Item]:
-    if not isinstance(inputs, Mapping):
+    if not isinstance(inputs, dict):
         raise TranscriptError(f"{place}: 'inputs' must be an object, not {kind_of(inputs)}")
     messages = inputs.get("messages")
     if isinstance(messages, list):
@@ -67,25 +67,25 @@ def _inputs(inputs: Any, tally: Tally, place: str) -> list[Item]:
 
 
 def _outputs(outputs: Any, tally: Tally, place: str) -> list[Item]:
-    if not isinstance(outputs, Mapping):
+    if not isinstance(outputs, dict):
         raise TranscriptError(f"{place}: 'outputs' must be an object, not {kind_of(outputs)}")
     generations = outputs.get("generations")
     if isinstance(generations, list) and generations:
         first = generations[0][0] if isinstance(generations[0], list) else generations[0]
-        if isinstance(first, Mapping):
-            if isinstance(first.get("message"), Mapping):
+        if isinstance(first, dict):
+            if isinstance(first.get("message"), dict):
                 return [any_item(first["message"], tally, place=f"{place} outputs.generations")]
             if isinstance(first.get("text"), str):
                 return [Item("assistant", first["text"], place=f"{place} outputs.generations")]
     choices = outputs.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         message = choices[0].get("message")
-        if isinstance(message, Mapping):
+        if isinstance(message, dict):
             return [any_item(message, tally, place=f"{place} outputs.choices[0]")]
     output = outputs.get("output", outputs.get("content"))
     if isinstance(output, str):
         return [Item("assistant", output, place=f"{place} outputs.output")]
-    if isinstance(output, Mapping):
+    if isinstance(output, dict):
         return [any_item(output, tally, place=f"{place} outputs.output")]
     raise TranscriptError(f"{place}: 'outputs' holds no generation, choice or output")
 
@@ -97,9 +97,9 @@ def _usage(run: Mapping[str, Any]) -> TurnUsage | None:
     found = TurnUsage(whole(run.get("prompt_tokens")), whole(run.get("completion_tokens")))
     if found.input_tokens is None and found.output_tokens is None:
         outputs = run.get("outputs")
-        llm = outputs.get("llm_output") if isinstance(outputs, Mapping) else None
-        usage = llm.get("token_usage") if isinstance(llm, Mapping) else None
-        if isinstance(usage, Mapping):
+        llm = outputs.get("llm_output") if isinstance(outputs, dict) else None
+        usage = llm.get("token_usage") if isinstance(llm, dict) else None
+        if isinstance(usage, dict):
             found = TurnUsage(
                 whole(usage.get("prompt_tokens")), whole(usage.get("completion_tokens"))
             )
@@ -110,7 +110,7 @@ def read(records: Iterator[Record]) -> Iterator[Transcript]:
     threads: dict[str, Thread] = {}
     for record in records:
         run = record.value
-        if not isinstance(run, Mapping):
+        if not isinstance(run, dict):
             raise TranscriptError(f"{record.where}: a run must be an object, not {kind_of(run)}")
         run_id = str(run.get("id", record.where))
         key = _thread_key(run)

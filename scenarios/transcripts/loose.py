@@ -36,7 +36,7 @@ def _pairs_from_messages(messages: Iterable[Mapping[str, Any]]) -> list[Pair]:
 
 
 def _pairs_from_json(data: Any, depth: int = 0) -> list[Pair]:
-    if isinstance(data, Mapping):
+    if isinstance(data, dict):
         for key in ("turns", "messages", "user_turns", "conversation"):
             if key in data and depth < 3:
                 return _pairs_from_json(data[key], depth + 1)
@@ -47,11 +47,11 @@ def _pairs_from_json(data: Any, depth: int = 0) -> list[Pair]:
         raise TranscriptError("the JSON must be a list of messages or turns")
     if all(isinstance(x, str) for x in data):
         return [(x, None) for x in data]
-    if all(isinstance(x, Mapping) and "role" in x for x in data):
+    if all(isinstance(x, dict) and "role" in x for x in data):
         return _pairs_from_messages(data)
     turns: list[Pair] = []
     for x in data:
-        if isinstance(x, Mapping) and isinstance(x.get("user"), str):
+        if isinstance(x, dict) and isinstance(x.get("user"), str):
             reply = x.get("assistant", x.get("reply"))
             turns.append((x["user"], reply if isinstance(reply, str) and reply else None))
         elif isinstance(x, str):

@@ -9,7 +9,6 @@ placeholders after its text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from scenarios.transcripts.content import clip, content_text, placeholder, tool_calls_text
@@ -79,7 +78,7 @@ def openai_item(
             return TranscriptError(f"{place}: {reason}")
         return TranscriptError(reason, index=index, line=line)
 
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         raise fail(f"a message must be an object, not {kind_of(message)}")
     if not isinstance(message.get("role"), str):
         raise fail("the message has no 'role'")
@@ -126,11 +125,11 @@ _LC_CLASSES = {
 
 def is_langchain(value: Any) -> bool:
     """A `messages_to_dict` entry or a serialised LangChain message."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return False
-    if isinstance(value.get("data"), Mapping) and isinstance(value.get("type"), str):
+    if isinstance(value.get("data"), dict) and isinstance(value.get("type"), str):
         return True
-    return value.get("lc") == 1 and isinstance(value.get("kwargs"), Mapping)
+    return value.get("lc") == 1 and isinstance(value.get("kwargs"), dict)
 
 
 def langchain_item(
@@ -143,7 +142,7 @@ def langchain_item(
 ) -> Item:
     """One LangChain message (`messages_to_dict` form or serialised) as an Item."""
     where = place or (f"line {line}" if line is not None else f"message index {index}")
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         raise TranscriptError(f"{where}: a message must be an object, not {kind_of(message)}")
     if message.get("lc") == 1:
         ident = message.get("id")
@@ -153,7 +152,7 @@ def langchain_item(
     else:
         data = message.get("data")
         kind = message.get("type", "")
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise TranscriptError(f"{where}: a LangChain message needs a 'data' object")
     if kind == "chat":
         kind = str(data.get("role", "chat"))
@@ -170,7 +169,7 @@ def langchain_item(
         text = "\n".join(t for t in (text, tool_calls_text(calls, tally)) if t)
     elif role == "assistant" and not text:
         extra = data.get("additional_kwargs") or {}
-        if isinstance(extra, Mapping) and (extra.get("tool_calls") or extra.get("function_call")):
+        if isinstance(extra, dict) and (extra.get("tool_calls") or extra.get("function_call")):
             text = tool_calls_text(extra.get("tool_calls") or extra.get("function_call"), tally)
     return _item(
         role, text, where=where, index=index, line=line, place=place, tally=tally,
@@ -180,7 +179,7 @@ def langchain_item(
 
 def parts_item(message: Any, tally: Tally, *, place: str) -> Item:
     """An OpenTelemetry GenAI message `{role, parts: [{type, content}...]}` as an Item."""
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         raise TranscriptError(f"{place}: a message must be an object, not {kind_of(message)}")
     role = role_of(message.get("role"), where=place)
     if "parts" in message:
@@ -196,6 +195,6 @@ def any_item(message: Any, tally: Tally, *, place: str) -> Item:
     """A message in whichever of the shapes above it has."""
     if is_langchain(message):
         return langchain_item(message, tally, place=place)
-    if isinstance(message, Mapping) and "parts" in message:
+    if isinstance(message, dict) and "parts" in message:
         return parts_item(message, tally, place=place)
     return openai_item(message, tally, place=place)

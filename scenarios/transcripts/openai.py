@@ -6,7 +6,7 @@ Content is a string or a list of blocks; images, files and tool calls become pla
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from scenarios.transcripts.content import content_text
@@ -16,15 +16,15 @@ from scenarios.transcripts.source import Record
 
 
 def detect_list(first: Any) -> bool:
-    return isinstance(first, Mapping) and "role" in first
+    return isinstance(first, dict) and "role" in first
 
 
 def detect_openai(value: Any) -> bool:
-    return isinstance(value, Mapping) and "messages" in value and "system" not in value
+    return isinstance(value, dict) and "messages" in value and "system" not in value
 
 
 def detect_anthropic(value: Any) -> bool:
-    return isinstance(value, Mapping) and "messages" in value and "system" in value
+    return isinstance(value, dict) and "messages" in value and "system" in value
 
 
 def messages_transcript(

@@ -16,21 +16,17 @@ from scenarios.transcripts.source import Record
 
 
 def detect_chat(first: Any) -> bool:
-    return isinstance(first, Mapping) and isinstance(first.get("messages"), list)
+    return isinstance(first, dict) and isinstance(first.get("messages"), list)
 
 
 def detect_batch(first: Any) -> bool:
-    return (
-        isinstance(first, Mapping)
-        and "custom_id" in first
-        and isinstance(first.get("body"), Mapping)
-    )
+    return isinstance(first, dict) and "custom_id" in first and isinstance(first.get("body"), dict)
 
 
 def _messages(data: Mapping[str, Any], fmt: str) -> Any:
     if fmt == "openai_batch":
         body = data.get("body")
-        if not isinstance(body, Mapping):
+        if not isinstance(body, dict):
             raise TranscriptError(f"'body' must be an object, not {kind_of(body)}")
         if "messages" in body:
             return body["messages"], "body.messages"
@@ -44,14 +40,14 @@ def _messages(data: Mapping[str, Any], fmt: str) -> Any:
 
 def conversation(record: Record, number: int, fmt: str) -> Transcript:
     data = record.value
-    custom = data.get("custom_id") if isinstance(data, Mapping) else None
+    custom = data.get("custom_id") if isinstance(data, dict) else None
     where = (
         f"conversation {number} (line {record.line})" if record.line else f"conversation {number}"
     )
     if isinstance(custom, str):
         where += f" (custom_id {custom!r})"
     try:
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise TranscriptError(f"a line must hold an object, not {kind_of(data)}")
         messages, field = _messages(data, fmt)
         if not isinstance(messages, list):

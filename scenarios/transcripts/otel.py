@@ -29,21 +29,21 @@ _INDEXED = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(role|content)$")
 
 
 def detect(first: Any) -> bool:
-    return isinstance(first, Mapping) and ("resourceSpans" in first or _is_sdk_span(first))
+    return isinstance(first, dict) and ("resourceSpans" in first or _is_sdk_span(first))
 
 
 def _is_sdk_span(value: Any) -> bool:
     return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("context"), Mapping)
+        isinstance(value, dict)
+        and isinstance(value.get("context"), dict)
         and "span_id" in value["context"]
-        and isinstance(value.get("attributes"), Mapping)
+        and isinstance(value.get("attributes"), dict)
     )
 
 
 def _any_value(value: Any) -> Any:
     """An OTLP JSON AnyValue ({"stringValue": ...}, {"intValue": "12"}, ...) as Python."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return value
     if "stringValue" in value:
         return value["stringValue"]
@@ -78,7 +78,7 @@ def _spans(record: Record) -> Iterator[tuple[dict[str, Any], str, str, float]]:
         ctx = data["context"]
         yield dict(data["attributes"]), str(ctx.get("span_id")), str(ctx.get("trace_id")), when
         return
-    if not isinstance(data, Mapping) or not isinstance(data.get("resourceSpans"), list):
+    if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
         raise TranscriptError(f"{record.where}: expected an OTLP JSON object with 'resourceSpans'")
     for resource in data["resourceSpans"]:
         for scope in (
@@ -87,14 +87,14 @@ def _spans(record: Record) -> Iterator[tuple[dict[str, Any], str, str, float]]:
             or ()
         ):
             for span in (scope or {}).get("spans") or ():
-                if not isinstance(span, Mapping):
+                if not isinstance(span, dict):
                     raise TranscriptError(
                         f"{record.where}: a span must be an object, not {kind_of(span)}"
                     )
                 span_id = str(span.get("spanId", "?"))
                 attrs = {}
                 for kv in span.get("attributes") or ():
-                    if isinstance(kv, Mapping) and isinstance(kv.get("key"), str):
+                    if isinstance(kv, dict) and isinstance(kv.get("key"), str):
                         attrs[kv["key"]] = _any_value(kv.get("value"))
                 try:
                     when = int(span.get("startTimeUnixNano", 0)) / 1e9
@@ -163,11 +163,11 @@ def _messages(
     def items(value: Any, field: str, default_role: str) -> list[Item]:
         if isinstance(value, str):
             return [Item(default_role, value, place=f"{place} {field}")]
-        if isinstance(value, Mapping):
+        if isinstance(value, dict):
             value = [value]
         if not isinstance(value, list):
             raise TranscriptError(f"{field} must be a message list or text", span=span)
-        return [any_item({"role": default_role, **m} if isinstance(m, Mapping) and "role" not in m else m,
+        return [any_item({"role": default_role, **m} if isinstance(m, dict) and "role" not in m else m,
                          tally, place=f"{place} {field}[{i}]") for i, m in enumerate(value)]  # fmt: skip
 
     return items(prompt or [], "gen_ai.prompt", "user"), items(

@@ -7,7 +7,6 @@ observations (tool-use datasets) become placeholders in the reply. An optional t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from scenarios.transcripts.content import clip, placeholder
@@ -38,20 +37,20 @@ TOOL_SPEAKERS = {"function_call": "tool call", "observation": "tool result", "to
 
 
 def detect(first: Any) -> bool:
-    turns = first.get("conversations") if isinstance(first, Mapping) else None
+    turns = first.get("conversations") if isinstance(first, dict) else None
     return isinstance(turns, list) and (
-        not turns or (isinstance(turns[0], Mapping) and "from" in turns[0])
+        not turns or (isinstance(turns[0], dict) and "from" in turns[0])
     )
 
 
 def conversation(data: Any, number: int, record: Record) -> Transcript:
     where = f"conversation {number}"
-    if isinstance(data, Mapping) and isinstance(data.get("id"), str | int):
+    if isinstance(data, dict) and isinstance(data.get("id"), str | int):
         where += f" (id {data['id']})"
     if record.line is not None and record.index is None:
         where += f" (line {record.line})"
     try:
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise TranscriptError(f"a conversation must be an object, not {kind_of(data)}")
         turns = data.get("conversations")
         if not isinstance(turns, list):
@@ -62,7 +61,7 @@ def conversation(data: Any, number: int, record: Record) -> Transcript:
         items = []
         for i, turn in enumerate(turns):
             place = f"conversations[{i}]"
-            if not isinstance(turn, Mapping):
+            if not isinstance(turn, dict):
                 raise TranscriptError(f"{place}: a message must be an object, not {kind_of(turn)}")
             speaker = turn.get("from")
             value = turn.get("value")
