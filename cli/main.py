@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "tune": "find the cheapest strategy setting that keeps your facts (no model)",
     "transcript": "show a transcript file as the lab reads it (--list: its conversations)",
     "replay": "every request each strategy would send at every turn of a transcript",
+    "recall": "LoCoMo, LongMemEval or your own long conversation: evidence kept per strategy",
 }
 
 

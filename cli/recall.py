@@ -1,0 +1,122 @@
+"""`memory-lab recall --dataset locomo|longmemeval|memorylab FILE`: the standard long-memory
+benchmarks, natively and with no model: which strategy settings keep the evidence turns
+each question needs, with the benchmarks' own metrics beside the lab's (engines/benchmarks.py).
+
+May touch: the dataset file (read only), the `--json` file, stdout and stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cli.conventions import EXIT_CODES_HELP, EXIT_OK, STDOUT, HelpFormatter, UsageError, strategies
+from cli.transcript import write_json
+from engines.benchmarks import BenchReport, run_benchmark, table_rows
+from engines.recall import Setting
+from memory.errors import MemoryLabError
+from memory.registry import REGISTRY
+from scenarios.benchmarks import DATASETS, BenchmarkFormatError, detect, load
+
+EXAMPLES = """examples:
+  memory-lab recall --dataset locomo locomo10.json
+  memory-lab recall --dataset longmemeval longmemeval_s.json --strategy retrieval:top_k=10
+  memory-lab recall --dataset locomo locomo10.json --strategy full --strategy window:k=20 --json
+
+"""
+
+DEFAULT = (
+    Setting("full"),
+    Setting("window", {"k": 10}),
+    Setting("token_window", shares={"budget": 0.10}),
+    Setting("summary_buffer", shares={"budget": 0.10}),
+    Setting("hybrid", shares={"budget": 0.10}),
+    Setting("retrieval", {"k": 2, "top_k": 10, "recall_budget": 0, "neighbours": 0.0}),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run a LoCoMo, LongMemEval or Memory Lab long-conversation file through strategy "
+        "settings with no model: evidence turns in the payload (LoCoMo's retrieval recall of "
+        "dia_ids), questions with all evidence, LongMemEval's turn- and session-level recall@k "
+        "for retrieving strategies, answer in payload, mean prompt tokens and %% of the full "
+        "buffer, per category; adversarial and abstention questions apart."
+    )
+    p.epilog = EXAMPLES + EXIT_CODES_HELP
+    p.formatter_class = HelpFormatter
+    p.add_argument("file", metavar="FILE", help="the dataset file (JSON)")
+    p.add_argument("--dataset", choices=(*DATASETS, "auto"), default="auto",
+                   help="the file's format (default: told from its shape)")  # fmt: skip
+    p.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
+                   help="a strategy setting, repeatable (default: six settings from full to "
+                   f"retrieval). Names: {', '.join(REGISTRY)}")  # fmt: skip
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N conversations")
+    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
+                   help="print (or write to FILE) the rows as JSON")  # fmt: skip
+
+
+def _settings(values: list[str] | None) -> list[Setting]:
+    if not values:
+        return list(DEFAULT)
+    return [Setting(c.name, dict(c.params)) for c in strategies(values, ())]
+
+
+def format_table(report: BenchReport) -> str:
+    rows = table_rows(report)
+    header: list[str] = []
+    for row in rows:
+        header += [k for k in row if k not in header]
+    cells = [header] + [[str(row.get(h, "-")) for h in header] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for j, r in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True))))  # fmt: skip
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def report_data(report: BenchReport) -> dict[str, Any]:
+    """`memory-lab recall --json`."""
+    return report.as_dict()
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"cannot read {args.file}: no such file")
+    data = path.read_bytes()
+    try:
+        name = detect(data) if args.dataset == "auto" else args.dataset
+        dataset = load(name, data)
+    except (BenchmarkFormatError, ValueError) as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    if args.limit is not None:
+        if args.limit < 1:
+            raise UsageError("--limit counts from 1")
+        from dataclasses import replace
+
+        dataset = replace(dataset, conversations=dataset.conversations[: args.limit])
+    try:
+        report = run_benchmark(dataset, _settings(args.strategy))
+    except MemoryLabError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        write_json(args.json, report_data(report))
+        if args.json == STDOUT:
+            return EXIT_OK
+    print(f"{report.dataset}: {report.conversations} conversation(s), {report.questions} questions; "
+          "payload only, no model (summaries and facts by rule-based stand-ins)")  # fmt: skip
+    print(format_table(report))
+    no_evidence = report.rows[0].no_evidence if report.rows else 0
+    if no_evidence:
+        print(f"note: {no_evidence} question(s) list no evidence: counted, not scored")
+    if report.unresolved:
+        print(f"note: {len(report.unresolved)} evidence id(s) match no line: "
+              + ", ".join(report.unresolved[:10]))  # fmt: skip
+    for note in report.notes[:10]:
+        print(f"note: {note}")
+    return EXIT_OK

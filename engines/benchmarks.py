@@ -1,0 +1,270 @@
+"""The standard long-memory benchmarks (LoCoMo, LongMemEval, the lab's own format) run with no
+model: each strategy setting replays every conversation and, when a question is due, the
+request it would send is checked. The metrics are the benchmarks' own, beside the lab's:
+
+* evidence recall: the share of evidence turns sent verbatim (LoCoMo's retrieval recall of
+  ``dia_id``s, counted on the turns the ids map to), pooled over questions;
+* all evidence: the share of questions with every evidence turn in the payload;
+* recall@k (LongMemEval's, turn and session level) for strategies that retrieve: the share
+  of evidence turns (sessions) among the k best-scored retrieved turns (their sessions);
+* answer in payload, mean prompt tokens and their share of the full buffer;
+* per category (LoCoMo's names, LongMemEval's question types); adversarial (LoCoMo) and
+  abstention (LongMemEval) questions are reported apart and left out of the main figures;
+  a question with no evidence is counted, not scored.
+
+The run reuses engines/recall.py's stand-ins and Setting; it adds no ranking of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from engines.recall import Setting, answer_present, request_text
+from memory.registry import spec
+from memory.standins import ExtractiveSummariser, RuleExtractor
+from memory.tokens import TokenCounter
+from memory.types import Request
+from scenarios.benchmarks import BenchConversation, BenchQuestion, Dataset
+
+KS = (5, 10)
+_SCORE = re.compile(r"^turn (\d+): retrieved, score (-?[\d.]+)")
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One question under one setting."""
+
+    question: str
+    category: str
+    apart: bool
+    evidence: tuple[int, ...]
+    found: tuple[int, ...]
+    answer_in_payload: bool | None
+    prompt_tokens: int
+    full_tokens: int
+    recall_at: Mapping[str, float] = field(default_factory=dict)  # "turn@5", "session@10"
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One setting over a dataset's questions."""
+
+    label: str
+    name: str
+    questions: int  # scored: with evidence, not set apart
+    evidence_recall: float | None
+    all_evidence: float | None
+    answer_in_payload: float | None
+    mean_tokens: float
+    full_share: float
+    recall_at: Mapping[str, float | None]
+    by_category: Mapping[str, float | None]
+    apart: Mapping[str, float | None]  # adversarial / abstention: evidence recall
+    no_evidence: int
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {**data, "recall_at": dict(self.recall_at), "by_category": dict(self.by_category),
+                "apart": dict(self.apart)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    """A dataset's rows, and what the loader noted (unresolved ids, joined lines)."""
+
+    dataset: str
+    conversations: int
+    questions: int
+    rows: tuple[BenchRow, ...]
+    unresolved: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "benchmark",
+            "dataset": self.dataset,
+            "conversations": self.conversations,
+            "questions": self.questions,
+            "rows": [r.as_dict() for r in self.rows],
+            "unresolved_evidence": list(self.unresolved),
+            "notes": list(self.notes),
+        }
+
+
+def ranked_retrieved(request: Request) -> list[int]:
+    """The retrieved turns best first (by the scores the strategy noted; else as listed)."""
+    acc = request.account
+    if acc is None or not acc.retrieved_turns:
+        return []
+    scores: dict[int, float] = {}
+    for note in acc.notes:
+        m = _SCORE.match(note)
+        if m:
+            scores[int(m.group(1))] = float(m.group(2))
+    order = list(acc.retrieved_turns)
+    return sorted(order, key=lambda t: (-scores.get(t, 0.0), order.index(t)))
+
+
+def _recall_at(conv: BenchConversation, q: BenchQuestion, ranked: list[int]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in KS:
+        top = ranked[:k]
+        out[f"turn@{k}"] = len(set(q.evidence) & set(top)) / len(q.evidence)
+        if q.evidence_sessions:
+            got = {conv.turn_sessions[t - 1] for t in top}
+            out[f"session@{k}"] = len(set(q.evidence_sessions) & got) / len(q.evidence_sessions)
+    return out
+
+
+def full_tokens(conv: BenchConversation, counter: TokenCounter) -> int:
+    return counter.count(conv.system) + sum(
+        counter.count(u) + counter.count(a) for u, a in conv.turns
+    )
+
+
+def run_conversation(
+    conv: BenchConversation, setting: Setting, counter: TokenCounter
+) -> list[BenchResult]:
+    """Replay one conversation through one setting; check every question when it is due."""
+    choice = setting.resolve(full_tokens(conv, counter))
+    cls = spec(choice.name).cls
+    strategy = choice.create(
+        conv.system or "You are a helpful assistant.",
+        counter=counter,
+        summarize=ExtractiveSummariser() if cls.uses_summary else None,
+        extract=RuleExtractor() if cls.uses_facts else None,
+    )
+    due: dict[int, list[BenchQuestion]] = {}
+    for q in conv.questions:
+        due.setdefault(conv.asked_at(q), []).append(q)
+    system_tokens = counter.count(
+        strategy.system_prompt if hasattr(strategy, "system_prompt") else conv.system
+    )
+    history = 0
+    out: list[BenchResult] = []
+    for n, (user, reply) in enumerate(conv.turns, start=1):
+        strategy.commit(user, reply)
+        history += counter.count(user) + counter.count(reply)
+        for q in due.get(n, ()):
+            request = strategy.fork().prepare(q.question)
+            kept = set(request.account.kept_turns) if request.account else set()
+            ranked = ranked_retrieved(request)
+            retrieving = (
+                bool(ranked) or bool(getattr(cls, "retrieves", False)) or choice.name == "retrieval"
+            )
+            out.append(
+                BenchResult(
+                    question=q.id,
+                    category=q.category,
+                    apart=q.apart,
+                    evidence=q.evidence,
+                    found=tuple(e for e in q.evidence if e in kept),
+                    answer_in_payload=answer_present(q.answer, request_text(request))
+                    if q.answer
+                    else None,
+                    prompt_tokens=request.tokens.content,
+                    full_tokens=system_tokens + history + counter.count(q.question),
+                    recall_at=_recall_at(conv, q, ranked) if retrieving and q.evidence else {},
+                )
+            )
+    return out
+
+
+def _share(found: int, total: int) -> float | None:
+    return found / total if total else None
+
+
+def summarise(setting: Setting, results: list[BenchResult]) -> BenchRow:
+    scored = [r for r in results if r.evidence and not r.apart]
+    apart = [r for r in results if r.apart and r.evidence]
+    answers = [
+        r.answer_in_payload for r in results if r.answer_in_payload is not None and not r.apart
+    ]
+    keys = sorted({k for r in scored for k in r.recall_at})
+    categories = sorted({r.category for r in results if not r.apart})
+    by_category = {
+        c: _share(sum(len(r.found) for r in scored if r.category == c),
+                  sum(len(r.evidence) for r in scored if r.category == c))
+        for c in categories
+    }  # fmt: skip
+    apart_by = {
+        c: _share(sum(len(r.found) for r in apart if r.category == c),
+                  sum(len(r.evidence) for r in apart if r.category == c))
+        for c in sorted({r.category for r in results if r.apart})
+    }  # fmt: skip
+    mean_tokens = statistics.fmean(r.prompt_tokens for r in results) if results else 0.0
+    mean_full = statistics.fmean(r.full_tokens for r in results) if results else 1.0
+    return BenchRow(
+        label=setting.label,
+        name=setting.name,
+        questions=len(scored),
+        evidence_recall=_share(
+            sum(len(r.found) for r in scored), sum(len(r.evidence) for r in scored)
+        ),
+        all_evidence=_share(sum(1 for r in scored if len(r.found) == len(r.evidence)), len(scored)),
+        answer_in_payload=(sum(answers) / len(answers)) if answers else None,
+        mean_tokens=mean_tokens,
+        full_share=mean_tokens / mean_full if mean_full else 0.0,
+        recall_at={
+            k: statistics.fmean(r.recall_at[k] for r in scored if k in r.recall_at) for k in keys
+        },
+        by_category=by_category,
+        apart=apart_by,
+        no_evidence=sum(1 for r in results if not r.evidence),
+    )
+
+
+def run_benchmark(
+    dataset: Dataset,
+    settings: Iterable[Setting],
+    *,
+    counter: TokenCounter | None = None,
+    on_row: Callable[[BenchRow], None] | None = None,
+) -> BenchReport:
+    """Every setting over every conversation of `dataset`: one row per setting."""
+    counter = counter or TokenCounter()
+    rows = []
+    for setting in settings:
+        results: list[BenchResult] = []
+        for conv in dataset.conversations:
+            results += run_conversation(conv, setting, counter)
+        row = summarise(setting, results)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    unresolved = tuple(
+        f"{q.id}: {i}" for c in dataset.conversations for q in c.questions for i in q.unresolved
+    )
+    notes = tuple(f"{c.id}: {n}" for c in dataset.conversations for n in c.notes)
+    return BenchReport(dataset.name, len(dataset.conversations), dataset.questions, tuple(rows),
+                       unresolved, notes)  # fmt: skip
+
+
+def table_rows(report: BenchReport) -> list[dict[str, Any]]:
+    """The report as table rows (the Long recall page and `memory-lab recall` print these)."""
+
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.0f}%"
+
+    out = []
+    for r in report.rows:
+        row: dict[str, Any] = {
+            "setting": r.label,
+            "evidence recall": pct(r.evidence_recall),
+            "all evidence": pct(r.all_evidence),
+            "answer in payload": pct(r.answer_in_payload),
+            "mean tokens": f"{r.mean_tokens:,.0f}",
+            "% of full": pct(r.full_share),
+        }
+        for k in (f"turn@{KS[0]}", f"session@{KS[0]}"):
+            row[f"recall {k}"] = pct(r.recall_at.get(k))
+        for c, v in r.by_category.items():
+            row[c] = pct(v)
+        for c, v in r.apart.items():
+            row[f"{c} (apart)"] = pct(v)
+        out.append(row)
+    return out

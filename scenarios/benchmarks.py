@@ -1,0 +1,363 @@
+"""The standard long-memory benchmarks' files, loaded natively: LoCoMo and LongMemEval (and the
+lab's own long-conversation format, scenarios/longmem.py), as conversations of numbered turns
+whose questions point at the turns holding their evidence.
+
+* **LoCoMo** (a list of, or one, ``{sample_id, conversation: {speaker_a, speaker_b,
+  session_N: [{speaker, dia_id, text}], session_N_date_time}, qa: [{question, answer,
+  category, evidence: ["D1:3", ...]}]}``): speaker A is the user, speaker B the assistant;
+  consecutive lines of one speaker are joined into one message (noted) and each turn keeps
+  the ``dia_id``s it holds, so evidence maps onto turns. A turn that opens with speaker B
+  gets the user text ``[no message from A]``. Categories are named as LoCoMo's evaluation
+  code numbers them (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial);
+  adversarial questions are reported apart. An evidence id that matches no line is kept as
+  unresolved and reported.
+* **LongMemEval** (a list of ``{question_id, question_type, question, answer,
+  question_date, haystack_dates, haystack_session_ids?, haystack_sessions: [[{role,
+  content, has_answer?}]], answer_session_ids}``): every question has its own haystack, so
+  each is a conversation of its own. Evidence: the turns holding a ``has_answer`` message,
+  and the sessions in ``answer_session_ids``. Questions whose id ends ``_abs`` (abstention)
+  are reported apart.
+
+May import: scenarios/ and memory/ only (data and text, no model, no network).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory.jsontext import parse_json
+from scenarios.longmem import LongMemFormatError, parse_conversation
+
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+DATASETS = ("locomo", "longmemeval", "memorylab")
+_SESSION = re.compile(r"^session_(\d+)$")
+_DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+
+
+class BenchmarkFormatError(LongMemFormatError):
+    """A benchmark file that cannot be used; says which sample or question and which field."""
+
+
+@dataclass(frozen=True)
+class BenchQuestion:
+    """A question, when it is asked, and the turns (and sessions) that hold its answer."""
+
+    id: str
+    category: str
+    question: str
+    answer: str
+    evidence: tuple[int, ...]  # turn numbers, from 1
+    evidence_ids: tuple[str, ...] = ()  # as the file wrote them (dia_ids, session ids)
+    unresolved: tuple[str, ...] = ()  # evidence ids that match no line or session
+    evidence_sessions: tuple[int, ...] = ()  # session numbers, from 1
+    after_turn: int | None = None  # None: after the last turn
+    apart: bool = False  # adversarial (LoCoMo) or abstention (LongMemEval): reported apart
+
+
+@dataclass(frozen=True)
+class BenchConversation:
+    """One conversation of numbered turns, each turn's source ids and session, its questions."""
+
+    id: str
+    system: str
+    turns: tuple[tuple[str, str], ...]
+    turn_ids: tuple[tuple[str, ...], ...]
+    turn_sessions: tuple[int, ...]
+    questions: tuple[BenchQuestion, ...]
+    session_dates: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def asked_at(self, q: BenchQuestion) -> int:
+        return len(self.turns) if q.after_turn is None else q.after_turn
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A benchmark file's conversations."""
+
+    name: str  # locomo, longmemeval, memorylab
+    conversations: tuple[BenchConversation, ...]
+
+    @property
+    def questions(self) -> int:
+        return sum(len(c.questions) for c in self.conversations)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+# ---- LoCoMo ------------------------------------------------------------------------------
+
+
+def _locomo_sample(data: Any, number: int) -> BenchConversation:
+    if not isinstance(data, Mapping):
+        raise BenchmarkFormatError(f"sample {number}: must be an object, not {type(data).__name__}")
+    sample = _text(data.get("sample_id")) or f"sample {number}"
+    where = f"sample {sample!r}"
+    conv = data.get("conversation")
+    if not isinstance(conv, Mapping):
+        raise BenchmarkFormatError(f"{where}: 'conversation' must be an object")
+    a, b = conv.get("speaker_a"), conv.get("speaker_b")
+    if not isinstance(a, str) or not isinstance(b, str):
+        raise BenchmarkFormatError(f"{where}: 'speaker_a' and 'speaker_b' must be names")
+    sessions = sorted((int(m.group(1)), key) for key in conv if (m := _SESSION.match(str(key))))
+    if not sessions:
+        raise BenchmarkFormatError(f"{where}: 'conversation' has no session_N lists")
+    turns: list[list[Any]] = []  # [user, reply, ids, session]
+    dates: list[str] = []
+    notes: list[str] = []
+    joined = 0
+    last_role = ""
+    for n, key in sessions:
+        lines = conv[key]
+        dates.append(_text(conv.get(f"{key}_date_time")))
+        if not isinstance(lines, list):
+            raise BenchmarkFormatError(f"{where}: {key} must be a list of lines")
+        for i, line in enumerate(lines):
+            lw = f"{where} {key}[{i}]"
+            if not isinstance(line, Mapping):
+                raise BenchmarkFormatError(f"{lw}: a line must be an object")
+            speaker = line.get("speaker")
+            text = _text(line.get("text"))
+            if isinstance(line.get("blip_caption"), str):  # an image shared in the chat
+                text = (text + f"\n[image: {line['blip_caption']}]").strip()
+            if speaker not in (a, b):
+                raise BenchmarkFormatError(f"{lw}: speaker {speaker!r} is neither {a!r} nor {b!r}")
+            if not text.strip():
+                raise BenchmarkFormatError(f"{lw}: the line has no text")
+            dia = _text(line.get("dia_id")) or f"D{n}:{i + 1}"
+            role = "user" if speaker == a else "assistant"
+            if role == "user" and last_role == "user":
+                turns[-1][0] += "\n" + text
+                joined += 1
+            elif role == "user":
+                turns.append([text, "", [], n])
+            elif not turns:
+                turns.append([f"[no message from {a}]", text, [], n])
+            elif last_role == "assistant":
+                turns[-1][1] += "\n" + text
+                joined += 1
+            else:
+                turns[-1][1] = text
+            turns[-1][2].append(dia)
+            last_role = role
+    if joined:
+        notes.append(f"{joined} lines joined to the line before (same speaker)")
+    where_of = {dia: t for t, (_, _, ids, _) in enumerate(turns, start=1) for dia in ids}
+    qa = data.get("qa") or []
+    if not isinstance(qa, list):
+        raise BenchmarkFormatError(f"{where}: 'qa' must be a list")
+    questions = []
+    for i, raw in enumerate(qa):
+        qw = f"{where} qa[{i}]"
+        if not isinstance(raw, Mapping):
+            raise BenchmarkFormatError(f"{qw}: must be an object")
+        question = _text(raw.get("question"))
+        if not question.strip():
+            raise BenchmarkFormatError(f"{qw}: 'question' is missing")
+        category = raw.get("category")
+        name = (
+            LOCOMO_CATEGORIES.get(category, str(category))
+            if isinstance(category, int)
+            else _text(category) or "uncategorised"
+        )
+        evidence_raw = raw.get("evidence") or []
+        if not isinstance(evidence_raw, list):
+            raise BenchmarkFormatError(f"{qw}: 'evidence' must be a list of dialogue ids")
+        ids: list[str] = []
+        for e in evidence_raw:
+            found = _DIA.findall(_text(e))
+            ids += [f"D{s}:{d}" for s, d in found] if found else [_text(e)]
+        resolved = sorted({where_of[i] for i in ids if i in where_of})
+        unresolved = tuple(i for i in ids if i not in where_of)
+        answer = _text(raw.get("answer", raw.get("adversarial_answer", "")))
+        questions.append(
+            BenchQuestion(
+                id=f"{sample}:{i + 1}",
+                category=name,
+                question=question,
+                answer=answer,
+                evidence=tuple(resolved),
+                evidence_ids=tuple(ids),
+                unresolved=unresolved,
+                evidence_sessions=tuple(
+                    sorted({int(i[1:].split(":")[0]) for i in ids if i in where_of})
+                ),
+                apart=category == 5 or name == "adversarial",
+            )
+        )
+    return BenchConversation(
+        id=sample,
+        system="",
+        turns=tuple((u, r) for u, r, _, _ in turns),
+        turn_ids=tuple(tuple(ids) for _, _, ids, _ in turns),
+        turn_sessions=tuple(s for _, _, _, s in turns),
+        questions=tuple(questions),
+        session_dates=tuple(dates),
+        notes=tuple(notes),
+    )
+
+
+def load_locomo(text: str | bytes) -> Dataset:
+    """A LoCoMo file: a list of samples (or one)."""
+    data = parse_json(text, "the LoCoMo file", BenchmarkFormatError)
+    samples = data if isinstance(data, list) else [data]
+    if not samples:
+        raise BenchmarkFormatError("the LoCoMo file holds no samples")
+    return Dataset("locomo", tuple(_locomo_sample(s, i) for i, s in enumerate(samples, start=1)))
+
+
+# ---- LongMemEval -------------------------------------------------------------------------
+
+
+def _longmemeval_question(data: Any, number: int) -> BenchConversation:
+    if not isinstance(data, Mapping):
+        raise BenchmarkFormatError(f"question {number}: must be an object")
+    qid = _text(data.get("question_id")) or f"q{number}"
+    where = f"question {qid!r}"
+    sessions = data.get("haystack_sessions")
+    if not isinstance(sessions, list) or not sessions:
+        raise BenchmarkFormatError(f"{where}: 'haystack_sessions' must be a non-empty list")
+    session_ids = [_text(s) for s in data.get("haystack_session_ids") or []]
+    dates = [_text(d) for d in data.get("haystack_dates") or []]
+    turns: list[list[Any]] = []  # [user, reply, ids, session, has_answer]
+    notes: list[str] = []
+    for n, session in enumerate(sessions, start=1):
+        if not isinstance(session, list):
+            raise BenchmarkFormatError(
+                f"{where} haystack_sessions[{n - 1}]: must be a list of messages"
+            )
+        sid = session_ids[n - 1] if n - 1 < len(session_ids) else f"session {n}"
+        last = ""
+        for i, m in enumerate(session):
+            mw = f"{where} haystack_sessions[{n - 1}][{i}]"
+            if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant"):
+                raise BenchmarkFormatError(f"{mw}: needs 'role' user or assistant and 'content'")
+            content = _text(m.get("content"))
+            hit = bool(m.get("has_answer"))
+            if m["role"] == "user":
+                if last == "user":
+                    turns[-1][0] += "\n" + content
+                    turns[-1][4] = turns[-1][4] or hit
+                else:
+                    turns.append([content, "", [f"{sid}:{i}"], n, hit])
+            elif last == "user":
+                turns[-1][1] = content
+                turns[-1][4] = turns[-1][4] or hit
+            elif last == "assistant":
+                turns[-1][1] += "\n" + content
+                turns[-1][4] = turns[-1][4] or hit
+            else:
+                turns.append(["[no user message]", content, [f"{sid}:{i}"], n, hit])
+            last = m["role"]
+    answer_ids = [_text(s) for s in data.get("answer_session_ids") or []]
+    answer_sessions = sorted({session_ids.index(s) + 1 for s in answer_ids if s in session_ids})
+    unresolved = tuple(s for s in answer_ids if s not in session_ids)
+    evidence = [t for t, row in enumerate(turns, start=1) if row[4]]
+    if not evidence and answer_sessions:
+        evidence = [t for t, row in enumerate(turns, start=1) if row[3] in answer_sessions]
+        notes.append(f"{where}: no has_answer turn; every turn of the answer sessions is evidence")
+    question = BenchQuestion(
+        id=qid,
+        category=_text(data.get("question_type")) or "uncategorised",
+        question=_text(data.get("question")),
+        answer=_text(data.get("answer")),
+        evidence=tuple(evidence),
+        evidence_ids=tuple(answer_ids),
+        unresolved=unresolved,
+        evidence_sessions=tuple(answer_sessions or sorted({turns[t - 1][3] for t in evidence})),
+        apart=qid.endswith("_abs"),
+    )
+    if not question.question.strip():
+        raise BenchmarkFormatError(f"{where}: 'question' is missing")
+    return BenchConversation(
+        id=qid,
+        system="",
+        turns=tuple((u, r) for u, r, _, _, _ in turns),
+        turn_ids=tuple(tuple(ids) for _, _, ids, _, _ in turns),
+        turn_sessions=tuple(s for _, _, _, s, _ in turns),
+        questions=(question,),
+        session_dates=tuple(dates),
+        notes=tuple(notes),
+    )
+
+
+def load_longmemeval(text: str | bytes) -> Dataset:
+    """A LongMemEval file: a list of questions, each with its own haystack."""
+    data = parse_json(text, "the LongMemEval file", BenchmarkFormatError)
+    if not isinstance(data, list) or not data:
+        raise BenchmarkFormatError("a LongMemEval file is a non-empty list of questions")
+    return Dataset("longmemeval", tuple(_longmemeval_question(q, i) for i, q in enumerate(data, 1)))
+
+
+# ---- the lab's own format ----------------------------------------------------------------
+
+
+def load_memorylab(text: str | bytes) -> Dataset:
+    """The lab's long-conversation file (scenarios/longmem.py) in the same shape."""
+    conv = parse_conversation(text)
+    turns: list[tuple[str, str]] = []
+    sessions: list[int] = []
+    for n, s in enumerate(conv.sessions, start=1):
+        turns += s.turns
+        sessions += [n] * len(s.turns)
+    questions = tuple(
+        BenchQuestion(
+            id=q.id,
+            category=q.kind,
+            question=q.question,
+            answer=q.answer,
+            evidence=q.evidence,
+            evidence_sessions=tuple(sorted({sessions[e - 1] for e in q.evidence})),
+            after_turn=q.after_turn,
+        )  # fmt: skip
+        for q in conv.questions
+    )
+    return Dataset("memorylab", (BenchConversation(
+        id="conversation", system=conv.system, turns=tuple(turns),
+        turn_ids=tuple((str(i),) for i in range(1, len(turns) + 1)),
+        turn_sessions=tuple(sessions), questions=questions,
+        session_dates=tuple(s.date for s in conv.sessions),
+    ),))  # fmt: skip
+
+
+LOADERS = {"locomo": load_locomo, "longmemeval": load_longmemeval, "memorylab": load_memorylab}
+
+
+def load(name: str, text: str | bytes) -> Dataset:
+    """A benchmark file by its dataset name (one of DATASETS)."""
+    if name not in LOADERS:
+        raise BenchmarkFormatError(f"unknown dataset {name!r}: one of {', '.join(DATASETS)}")
+    return LOADERS[name](text)
+
+
+def detect(text: str | bytes) -> str:
+    """Which dataset a file is, from its shape (for uploads that do not say)."""
+    data = parse_json(text, "the file", BenchmarkFormatError)
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, Mapping):
+        if "qa" in first and "conversation" in first:
+            return "locomo"
+        if "haystack_sessions" in first:
+            return "longmemeval"
+        if "sessions" in first:
+            return "memorylab"
+    raise BenchmarkFormatError(
+        "not a LoCoMo, LongMemEval or Memory Lab long-conversation file (see the format help)"
+    )
+
+
+def session_of(conv: BenchConversation, turns: Sequence[int]) -> tuple[int, ...]:
+    return tuple(sorted({conv.turn_sessions[t - 1] for t in turns}))
