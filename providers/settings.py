@@ -14,7 +14,7 @@ from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from providers.errors import AuthError
-from providers.redaction import safe_url
+from providers.redaction import remember, remember_url, safe_url
 
 Kind = Literal["embedded", "openai", "openai_compatible", "anthropic"]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -97,6 +97,8 @@ class ProviderSettings:
             problem = key_problem(self.api_key)
             if problem:
                 raise ValueError(f"the API key {problem}: paste only the key")
+        remember(self.api_key)  # every output masks it from now on (providers.redaction)
+        remember_url(self.base_url)
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -139,6 +141,7 @@ class ProviderSettings:
         if env is None:
             return NO_KEY
         found = os.environ.get(env, "").strip()
+        remember(found)  # a key read from any variable (`key_env`) is masked everywhere
         problem = key_problem(found)
         if problem:
             raise AuthError(
@@ -183,6 +186,10 @@ class ProviderChoice:
     short_upkeep: bool = True  # upkeep calls capped by the session's limits, not by max_tokens
     # at temperature 0, lanes that build the same request share one call (lanes/sharing.py)
     share_identical: bool = True
+
+    def __post_init__(self) -> None:
+        remember(self.api_key)  # a key typed in the sidebar is masked in every output
+        remember_url(self.base_url)
 
     def as_saved(self) -> dict[str, Any]:
         """Plain data for saving with a session: every field but the key."""

@@ -19,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from providers.redaction import mask, remember, remember_url
 from storage.errors import StoreError
 from storage.migrations import NewerSchema, migrate
 
@@ -35,11 +36,14 @@ def default_url() -> str:
 
 
 def normalise_url(url: str) -> sa.URL:
-    """Accept postgres:// and postgresql:// (driven by psycopg 3) and sqlite paths."""
+    """Accept postgres:// and postgresql:// (driven by psycopg 3) and sqlite paths. Its
+    password (``user:pw@`` or ``?password=``) becomes a secret every output masks."""
+    remember_url(url)
     try:
         parsed = sa.make_url(url)
     except Exception as exc:
         raise StoreError(f"{ENV_URL} is not a database URL: {exc}") from None
+    remember(parsed.password if isinstance(parsed.password, str) else None)
     if parsed.drivername in ("postgres", "postgresql"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
@@ -101,7 +105,7 @@ class Database:
     @property
     def display_url(self) -> str:
         """The URL with any password hidden."""
-        return self.url.render_as_string(hide_password=True)
+        return mask(self.url.render_as_string(hide_password=True))
 
     def close(self) -> None:
         self.engine.dispose()

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from providers.redaction import mask
+
 
 class StoreError(RuntimeError):
-    """The database cannot be used as asked; the message says what to do."""
+    """The database cannot be used as asked; the message says what to do. The message is
+    masked (providers.redaction): no database password or key the run knew is in it."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(mask(str(message)))
 
 
 class SessionNotFound(KeyError):

@@ -27,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from providers.redaction import mask
 from storage.database import default_url, normalise_url
 from storage.migrations import migrate
 from storage.sweep_records import (
@@ -53,7 +54,9 @@ def _now() -> datetime:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """The one way a sweep record becomes column text: compact JSON, every known secret
+    masked (a key the endpoint echoed in a reply never reaches the database)."""
+    return mask(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 class SweepStore:
@@ -119,7 +122,7 @@ class SweepStore:
             conn.execute(
                 sa.insert(sweeps_t).values(
                     id=sweep_id,
-                    name=name,
+                    name=mask(name),
                     created_at=now,
                     updated_at=now,
                     status=PLANNED,
@@ -141,7 +144,7 @@ class SweepStore:
                             "sweep_id": sweep_id,
                             "custom_id": r.custom_id,
                             "seq": i,
-                            "body": r.body_json or _dumps(dict(r.body)),
+                            "body": mask(r.body_json) if r.body_json else _dumps(dict(r.body)),
                             "prompt_tokens": r.prompt_tokens,
                             "probes": r.probes,
                             "batch_id": None,
@@ -219,7 +222,7 @@ class SweepStore:
                 "b_cid": o.custom_id,
                 "b_state": o.state,
                 "b_reply": _dumps(dict(o.reply)),
-                "b_error": o.error,
+                "b_error": mask(o.error) if o.error else o.error,
             }  # fmt: skip
             for o in outcomes
         ]
@@ -404,4 +407,4 @@ class SweepStore:
 
     @property
     def display_url(self) -> str:
-        return self.url.render_as_string(hide_password=True)
+        return mask(self.url.render_as_string(hide_password=True))

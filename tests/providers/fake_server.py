@@ -17,6 +17,7 @@ answers with canned server-sent events. The model name picks the behaviour:
     fault-overloaded        (anthropic) an error event inside the 200 stream, before any text
     fault-400               a plain invalid-request error
     fault-context           the provider's own context-length error (400)
+    echo-key                a reply that repeats the key it was sent (a careless endpoint)
 
 Any path but /v1/chat/completions and /v1/messages answers 404.
 """
@@ -299,12 +300,13 @@ class _Handler(RecordingHandler):
             return
         if model == "fault-timeout":
             time.sleep(SLOW_S)
-        self._stream(family, model)
+        echoed = ("Your key is ", key, ".") if model == "echo-key" else None
+        self._stream(family, model, echoed)
 
-    def _stream(self, family: str, model: str) -> None:
+    def _stream(self, family: str, model: str, echoed: tuple[str, ...] | None = None) -> None:
         self._start_stream()
         partial = model in ("fault-stall", "fault-cut", "fault-early-end")
-        pieces = CANNED[:2] if partial else CANNED
+        pieces = echoed or (CANNED[:2] if partial else CANNED)
         if family == "anthropic":
             for event in _anthropic_start(model):
                 self._chunk(event)
