@@ -11,7 +11,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cli.conventions import EXIT_CODES_HELP, EXIT_OK, STDOUT, HelpFormatter, UsageError, strategies
+from cli.conventions import (
+    EXIT_CODES_HELP,
+    EXIT_OK,
+    STDOUT,
+    HelpFormatter,
+    UsageError,
+    check_outputs,
+    strategies,
+)
 from cli.transcript import write_json
 from engines.benchmarks import BenchReport, run_benchmark, table_rows
 from engines.recall import Setting
@@ -85,6 +93,7 @@ def report_data(report: BenchReport) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args)
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"cannot read {args.file}: no such file")

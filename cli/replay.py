@@ -12,7 +12,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.conventions import EXIT_CODES_HELP, EXIT_OK, STDOUT, HelpFormatter, UsageError, strategies
+from cli.conventions import (
+    EXIT_CODES_HELP,
+    EXIT_OK,
+    STDOUT,
+    HelpFormatter,
+    UsageError,
+    check_outputs,
+    strategies,
+)
 from cli.transcript import read, write_json
 from engines import transcripts
 from memory.choices import StrategyChoice
@@ -165,6 +173,7 @@ def print_turn(run: Replay, n: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args)
     t = read(args.file, args.conversation, skip_bad_lines=args.skip_bad_lines)
     picked = strategies(args.strategy, (StrategyChoice("full"),))
     if args.turn is not None and not 1 <= args.turn <= len(t.turns):

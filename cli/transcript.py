@@ -18,6 +18,7 @@ from cli.conventions import (
     STDOUT,
     HelpFormatter,
     UsageError,
+    check_outputs,
     print_json,
     write_output,
 )
@@ -185,6 +186,7 @@ def write_json(path: str, data: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args)
     if args.list:
         found = listing(args.file, skip_bad_lines=args.skip_bad_lines, search=args.search)
         if args.json:

@@ -22,6 +22,7 @@ from tests.cli.cli_support import ROOT
 from tests.cli.test_secrets_everywhere import command_paths
 
 FILE_FLAGS = ("--csv", "--json")
+FIXTURES = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures"
 
 
 def file_flags(parser) -> list[str]:
@@ -59,6 +60,23 @@ CASES: dict[tuple[str, ...], Callable[..., list[str]]] = {
         "--time-limit",
         "3",
         "--quiet",
+    ],  # fmt: skip
+    ("transcript",): lambda tmp, fb, capsys: [
+        "transcript",
+        str(FIXTURES / "chatgpt_export.json"),
+        "--list",
+    ],  # fmt: skip
+    ("replay",): lambda tmp, fb, capsys: [
+        "replay",
+        str(FIXTURES / "langsmith_runs.json"),
+        "--conversation",
+        "1",
+    ],  # fmt: skip
+    ("recall",): lambda tmp, fb, capsys: [
+        "recall",
+        "--dataset",
+        "locomo",
+        str(FIXTURES / "locomo_sample.json"),
     ],  # fmt: skip
     ("sweep", "collect"): lambda tmp, fb, capsys: (
         lambda db_id: [

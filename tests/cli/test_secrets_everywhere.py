@@ -136,11 +136,40 @@ def _sweep_collect(tmp: Path, env) -> list[str]:
     return ["sweep", "--db", db, "collect", sweep_id, "--wait", "--interval", "0.01"]
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures"
+
+
+def _chat(tmp: Path) -> Path:
+    chat = tmp / "chat.txt"
+    chat.write_text(f"User: my code is {ENV_SECRET}\nAssistant: ok\nUser: thanks\n"
+                    "Assistant: sure\n", encoding="utf-8")  # fmt: skip
+    return chat
+
+
+def _transcript(tmp: Path, env) -> list[str]:
+    return ["transcript", str(_chat(tmp))]
+
+
+def _replay(tmp: Path, env) -> list[str]:
+    return ["replay", str(_chat(tmp)), "--strategy", "full"]
+
+
+def _recall(tmp: Path, env) -> list[str]:
+    data = json.loads((FIXTURES / "locomo_sample.json").read_text(encoding="utf-8"))
+    data[0]["sample_id"] = f"conv-{ENV_SECRET}"  # named in the unresolved-evidence list
+    path = tmp / "locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return ["recall", "--dataset", "locomo", str(path), "--strategy", "window:k=2"]
+
+
 CASES: dict[tuple[str, ...], Callable[..., list[str]]] = {
     ("simulate",): _simulate,
     ("survival",): _survival,
     ("tune",): _tune,
     ("sweep", "collect"): _sweep_collect,
+    ("transcript",): _transcript,
+    ("replay",): _replay,
+    ("recall",): _recall,
 }
 
 # The output flags each command is run with (every one of its flags appears in one variant).
