@@ -15,7 +15,7 @@ from scenarios import fincoach
 from ui import anatomy_view, demo_controls, lane_view, navigation, presentation
 from ui.app_state import AppConfig
 from ui.persistence import endpoint_notice, lane_choices, new_session
-from ui.safe import plain
+from ui.safe import md, plain
 from ui.sidebar import render_sidebar
 
 navigation.page_config("Memory Lab", "🧠")
@@ -37,7 +37,7 @@ if st.session_state.session is None:
     try:
         st.session_state.session = new_session(config)
     except Exception as exc:  # settings a person can fix: show them, keep the page alive
-        st.error(f"Could not start the lanes: {exc}")
+        st.error(md("Could not start the lanes: {}", exc))
         st.stop()
 session: Session = st.session_state.session
 if presentation.sidebar(session):  # the toggle; presentation mode replaces the page below
@@ -51,7 +51,7 @@ with top_left:
     own = len(session.own_providers)
     st.caption(
         f"One conversation, {len(session.lanes)} memory strategies side by side · "
-        f"{config.provider_caption()}"
+        f"{plain(config.provider_caption())}"
         + (
             f" ({own} lane{'s' * (own > 1)} on {'their' if own > 1 else 'its'} own model)"
             if own

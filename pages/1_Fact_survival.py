@@ -42,6 +42,7 @@ from ui import navigation
 from ui.app_state import AppConfig, settings_for
 from ui.page_jobs import job_board, job_state
 from ui.picker import strategy_picker
+from ui.safe import md, plain
 from ui.survival_form import build_config, facts_from_editor, facts_rows
 
 navigation.page_config("Fact survival · Memory Lab", "🧪")
@@ -107,7 +108,15 @@ def cached_estimate(config_json: str, with_model: bool, probe_tokens: int) -> di
 
 def pick(label: str, options: list[str], chosen: list[str], key: str) -> list[str]:
     """A multi-select row of pills."""
-    picked = st.pills(label, options, selection_mode="multi", default=chosen, key=key, wrap=True)
+    picked = st.pills(
+        label,
+        options,
+        selection_mode="multi",
+        default=chosen,
+        key=key,
+        wrap=True,
+        format_func=plain,
+    )
     return list(picked or [])
 
 
@@ -284,7 +293,7 @@ if applied:
         try:
             facts = [f.to_dict() for f in parse_facts_json(facts_upload.getvalue())]
         except SurvivalConfigError as exc:
-            st.error(f"Could not read {facts_upload.name}: {exc}")
+            st.error(md("Could not read {}: {}", facts_upload.name, exc))
     if add_examples:
         have = {f["key"] for f in facts}
         facts += [f.to_dict() for f in EXAMPLE_FACTS if f.key not in have]
@@ -310,7 +319,7 @@ if applied:
             new["filler_turns"] = [{"user": t.user, "reply": t.reply} for t in turns]
             new["filler_name"] = upload.name
         except (TranscriptError, UnicodeDecodeError) as exc:
-            st.error(f"Could not read {upload.name}: {exc}")
+            st.error(md("Could not read {}: {}", upload.name, exc))
     st.session_state.survival_settings = settings = new
 
 # ---- the plan ----------------------------------------------------------------------------
@@ -327,12 +336,16 @@ if embedded:
     st.info(EMBEDDED_NOTE)
 
 if problem:
-    st.error(f"Cannot run: {problem}")
+    st.error(md("Cannot run: {}", problem))
 elif config is not None:
     est = cached_estimate(json.dumps(config.as_dict()), with_model, int(settings["probe_tokens"]))
     if settings["filler"] == "import":
         st.caption(
-            f"Filler: {settings['filler_name']} ({len(settings['filler_turns'])} turns, cycled)"
+            md(
+                "Filler: {} ({} turns, cycled)",
+                settings["filler_name"],
+                len(settings["filler_turns"]),
+            )
         )
     plan = plan_sentence(
         config, Estimate(**{k: est[k] for k in ESTIMATE_FIELDS}), with_model=with_model
@@ -385,7 +398,7 @@ if running:
     progress_panel()
 
 if st.session_state.survival_error:
-    st.error(f"The run failed: {st.session_state.survival_error}")
+    st.error(md("The run failed: {}", st.session_state.survival_error))
 
 # ---- results -----------------------------------------------------------------------------
 data = st.session_state.survival_result
@@ -393,7 +406,7 @@ if data:
     result = SurvivalResult.from_dict(data)
     st.divider()
     head = f"Results · {result.model or result.mode}"
-    st.subheader(head)
+    st.subheader(plain(head))
     if result.cancelled:
         try:
             total = SurvivalConfig.from_dict(data["config"]).rows_total
@@ -423,7 +436,7 @@ if data:
         )
     st.plotly_chart(tokens_chart(result), theme=None, key="tokens-spent")
     for note in result.notes:
-        st.caption(f"Note: {note}")
+        st.caption(md("Note: {}", note))
 
     table = pd.DataFrame(
         [

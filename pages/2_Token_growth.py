@@ -30,6 +30,7 @@ from scenarios import fincoach
 from scenarios.filler import TranscriptError, parse_transcript
 from ui import navigation
 from ui.picker import Picked, every_strategy, strategy_picker
+from ui.safe import md
 
 navigation.page_config("Token growth · Memory Lab", "📈")
 
@@ -152,13 +153,13 @@ elif applied:
             new["source"] = "custom"
             new["custom_turns"] = "\n".join(t.user.replace("\n", " ") for t in loaded)
         except (TranscriptError, UnicodeDecodeError) as exc:
-            st.error(f"Could not read {upload.name}: {exc}")
+            st.error(md("Could not read {}: {}", upload.name, exc))
     st.session_state.growth_settings = settings = new
 
 try:
     sim = run(freeze(settings))["sim"]
 except (SimulationError, MemoryLabError, ValueError) as exc:
-    st.error(f"Cannot simulate: {exc}")
+    st.error(md("Cannot simulate: {}", exc))
     st.stop()
 
 # ---- the seed's view --------------------------------------------------------------------

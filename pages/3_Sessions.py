@@ -25,7 +25,7 @@ from ui import navigation, persistence
 from ui.app_state import AppConfig, LaneChoice, maintenance_settings, settings_for
 from ui.page_jobs import job_board, take_finished
 from ui.picker import by_name, strategy_picker
-from ui.safe import plain
+from ui.safe import md, plain
 
 navigation.page_config("Sessions · Memory Lab", "🗂️")
 
@@ -73,14 +73,16 @@ st.title("Saved sessions")
 try:
     store: Store = persistence.store()
 except StoreError as exc:
-    st.error(f"The session store cannot be opened: {exc}")
+    st.error(md("The session store cannot be opened: {}", exc))
     st.stop()
 st.caption(
-    f"Every conversation on the main page is saved as each turn completes · store: "
-    f"`{store.display_url}`"
+    md(
+        "Every conversation on the main page is saved as each turn completes · store: {}",
+        store.display_url,
+    )
 )
 if st.session_state.sessions_flash:
-    st.success(st.session_state.sessions_flash)
+    st.success(plain(st.session_state.sessions_flash))
     st.session_state.sessions_flash = None
 
 saved_tab, import_tab = st.tabs(["Saved sessions", "Import a transcript"])
@@ -93,8 +95,15 @@ def show_session(saved: SavedSession, *, payloads: bool) -> None:
     price = export.price_of(saved)
     st.subheader(plain(saved.name))
     st.caption(
-        f"{when(info)} · {info.turns} turns · {len(saved.strategies)} strategies · "
-        f"{info.total_tokens:,} tokens · source: {info.source} · id {saved.id}"
+        md(
+            "{} · {} turns · {} strategies · {:,} tokens · source: {} · id {}",
+            when(info),
+            info.turns,
+            len(saved.strategies),
+            info.total_tokens,
+            info.source,
+            saved.id,
+        )
     )
     if saved.interrupted:
         st.warning(
@@ -133,7 +142,7 @@ def show_session(saved: SavedSession, *, payloads: bool) -> None:
     columns = st.columns(min(3, len(saved.strategies)))
     for i, name in enumerate(saved.strategies):
         with columns[i % len(columns)]:
-            st.markdown(f"**{names[name]}**")
+            st.markdown(md("**{}**", names[name]))
             st.plotly_chart(
                 lane_figure(name, saved.records[name], height=280),
                 width="stretch",
@@ -155,9 +164,9 @@ def show_session(saved: SavedSession, *, payloads: bool) -> None:
                 text = (
                     plain(r.reply)
                     if r.ok
-                    else f":red[{r.status}: {r.error_kind} — {plain(r.error or '')}]"
+                    else md(":red[{}: {} — {}]", r.status, r.error_kind, r.error or "")
                 )
-                st.markdown(f"**{names[name]}** · {r.counted:,} prompt tokens  \n{text}")
+                st.markdown(md("**{}** · {:,} prompt tokens  \n", names[name], r.counted) + text)
                 if payloads and r.body is not None:
                     st.json(r.body, expanded=False)
 
@@ -192,7 +201,7 @@ def go_main(session_id: str, *, present: bool) -> None:
     try:
         session, config = persistence.continue_saved(session_id, main_config())
     except (SessionNotFound, StoreError, ValueError) as exc:
-        st.error(f"Cannot continue this session: {exc}")
+        st.error(md("Cannot continue this session: {}", exc))
         return
     persistence.open_in_main(session, config, present=present)
 
@@ -202,7 +211,7 @@ with saved_tab:
     try:
         infos = store.list()
     except StoreError as exc:  # a damaged database file: say so, and what to do
-        st.error(str(exc))
+        st.error(plain(exc))
         st.stop()
     if not infos:
         st.info(
@@ -259,7 +268,7 @@ with saved_tab:
                     flash(f"Renamed to “{' '.join(new_name.split())}”.")
                     st.rerun()
                 except (ValueError, SessionNotFound) as exc:
-                    st.error(str(exc))
+                    st.error(plain(exc))
             if r2.button("Delete…", width="stretch"):
                 st.session_state.sessions_confirm_delete = chosen
             if st.session_state.sessions_confirm_delete == chosen:
@@ -273,7 +282,7 @@ with saved_tab:
                     st.session_state.sessions_selected = None
                     if st.session_state.sessions_open == chosen:
                         st.session_state.sessions_open = None
-                    flash(f"Deleted “{plain(info.name)}”.")
+                    flash(f"Deleted “{info.name}”.")
                     st.rerun()
                 if n.button("Cancel", width="stretch"):
                     st.session_state.sessions_confirm_delete = None
@@ -365,7 +374,7 @@ def collect_replay() -> None:
     if finished is None:
         return
     if finished.error:
-        st.error(f"The replay failed: {finished.error}")
+        st.error(md("The replay failed: {}", finished.error))
     elif finished.result:
         st.session_state.sessions_selected = finished.result
         st.session_state.sessions_open = finished.result
@@ -393,12 +402,12 @@ with import_tab:
         try:
             transcript = transcripts.parse(raw, name=source_name)
         except transcripts.TranscriptError as exc:
-            st.error(f"Cannot import this file — {exc}")
+            st.error(md("Cannot import this file — {}", exc))
             transcript = None
         if transcript is not None:
-            st.success(f"Read {transcript.describe()}.")
+            st.success(md("Read {}.", transcript.describe()))
             for note in transcript.notes:
-                st.caption(note)
+                st.caption(plain(note))
             if transcript.saved is not None and st.button(
                 "Restore this export as a saved session", type="primary"
             ):
@@ -427,8 +436,9 @@ with import_tab:
                 base = source_name.rsplit(".", 1)[0] if source_name else "pasted transcript"
                 name = st.text_input("Name of the replayed session", f"Replay of {base}")
                 st.caption(
-                    f"Model: {config.provider_caption()} (change it in the main page's sidebar)."
-                    " Strategies use the main page's lanes: their parameters and own models."
+                    md("Model: {} ", config.provider_caption())
+                    + "(change it in the main page's sidebar). Strategies use the main page's "
+                    "lanes: their parameters and own models."
                 )
                 go = st.form_submit_button("▶ Replay", type="primary", disabled=running)
             if go:

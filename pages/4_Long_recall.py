@@ -32,6 +32,7 @@ from scenarios.longmem import (
 )
 from scenarios.longmem_world import generate
 from ui import navigation
+from ui.safe import md, plain
 
 navigation.page_config("Long-conversation recall · Memory Lab", "🔎")
 
@@ -107,7 +108,7 @@ def load_conversation(source: str) -> LongConversation | None:
         questions = parse_questions(questions_file.getvalue(), len(turns))
         return from_turns(turns, questions, transcript.system or "")
     except (LongMemFormatError, TranscriptError) as exc:
-        st.error(f"That file cannot be used: {exc}")
+        st.error(md("That file cannot be used: {}", exc))
         return None
 
 
@@ -131,7 +132,7 @@ def answering_model() -> ProviderSettings | None:
     try:
         return chosen.settings(model, max_tokens=96, api_key=key or None, **extra)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return None
 
 
@@ -149,7 +150,7 @@ def show(rows: list[RecallRow], conv: LongConversation, full: int) -> None:
     )
     if any(r.model for r in rows):
         failed = sum(r.errors for r in rows)
-        st.caption(f"Answered by {rows[0].model}: *answered %* is the share of questions whose "
+        st.caption(md("Answered by {}: ", rows[0].model) + "*answered %* is the share of questions whose "
                    "reply holds the expected answer" + (f"; {failed} call(s) failed" if failed else "."))  # fmt: skip
     table = pd.DataFrame(table_rows(rows, kinds))
     st.dataframe(table, hide_index=True, width="stretch")
@@ -188,7 +189,7 @@ if conv is not None:
                                   send=send, model=answerer.model if answerer else "")  # fmt: skip
             st.session_state["recall_result"] = (rows, conv, full)
         except (MemoryLabError, ProviderError) as exc:
-            st.error(f"A setting could not run: {exc}")
+            st.error(md("A setting could not run: {}", exc))
     result = st.session_state.get("recall_result")
     if result is not None and result[1] == conv:
         show(*result)

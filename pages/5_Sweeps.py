@@ -49,6 +49,7 @@ from providers import ProviderError, ProviderSettings, preset
 from scenarios.longmem_world import generate
 from storage.store import SweepStore
 from ui import navigation
+from ui.safe import md, plain
 
 navigation.page_config("Sweeps · Memory Lab", "📦")
 BATCH_PRESETS = ("openai", "anthropic")
@@ -153,7 +154,7 @@ with st.expander("New sweep", expanded=not store.list_sweeps()):
                 estimates = [recall_estimate(seed, sessions, tuple(labels), a.with_(api_key=None), upkeep)
                              for a in arms]  # fmt: skip
     except (ValueError, ProviderError) as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
     if estimates:
         st.markdown("**Before submitting**")
         st.code("\n".join(total_lines(estimates)), language=None, wrap_lines=True)
@@ -171,7 +172,7 @@ with st.expander("New sweep", expanded=not store.list_sweeps()):
                         plans = prepare_recall_sweeps(grid, arms, upkeep=upkeep)
                     sweep_id = start(store, plans)
             except ProviderError as exc:
-                st.error(str(exc))
+                st.error(plain(exc))
             else:
                 st.session_state["sweep-open"] = sweep_id
                 sent = sum(len(p.requests) for p in plans)
@@ -213,7 +214,7 @@ sweep_id = st.selectbox(
 record, settings = open_arms(store, sweep_id, api_key=key or None)
 now = progress(store, sweep_id)
 models_text = ", ".join(a.model for a in settings)
-st.markdown(f"**{record.name}** · {record.provider} · {models_text} · _{record.status}_")
+st.markdown(md("**{}** · {} · {} · _{}_", record.name, record.provider, models_text, record.status))
 estimate_lines = record.plan.get("estimate", {})
 if estimate_lines.get("upkeep_sentence"):
     st.caption(estimate_lines["upkeep_sentence"])
@@ -228,7 +229,7 @@ if polling and (due or clicked):
     try:
         now = resume(store, sweep_id, settings)
     except ProviderError as exc:
-        st.warning(f"Could not poll the provider: {exc}")
+        st.warning(md("Could not poll the provider: {}", exc))
     else:
         polled[sweep_id] = time.monotonic()
         if now.done:
@@ -256,19 +257,19 @@ if failed:
         try:
             resubmit_failed(store, sweep_id, settings)
         except ProviderError as exc:
-            st.error(str(exc))
+            st.error(plain(exc))
         else:
             st.rerun()
 
 if now.result is not None:
     result = now.result
     st.divider()
-    st.subheader(f"Results · {result.model}")
+    st.subheader(md("Results · {}", result.model))
     st.caption(f"{len(result.rows)} probes · {now.requests} batch requests")
     st.plotly_chart(heatmaps(result), theme=None, key="sweep-heatmaps")
     st.plotly_chart(tokens_chart(result), theme=None, key="sweep-tokens")
     for note in result.notes:
-        st.caption(f"Note: {note}")
+        st.caption(md("Note: {}", note))
     d1, d2, _ = st.columns([1, 1, 4])
     d1.download_button("Download CSV", result.to_csv(), "sweep.csv", "text/csv")
     d2.download_button("Download JSON", result.to_json(), "sweep.json", "application/json")
@@ -276,7 +277,7 @@ if now.result is not None:
 if now.recall is not None:
     recall: RecallResult = now.recall
     st.divider()
-    st.subheader(f"Results · {recall.model}")
+    st.subheader(md("Results · {}", recall.model))
     st.caption(f"{len(recall.rows)} rows (setting x model) · {now.requests} batch requests")
     st.plotly_chart(frontier_chart(recall.rows), width="stretch", key="sweep-frontier")
     table = pd.DataFrame(table_rows(recall.rows, []))
@@ -286,7 +287,7 @@ if now.recall is not None:
         f"whether the model's reply held the answer. Full buffer: {recall.full_tokens:,} tokens."
     )
     for note in recall.notes:
-        st.caption(f"Note: {note}")
+        st.caption(md("Note: {}", note))
     st.download_button("Download CSV", table.to_csv(index=False), "recall_sweep.csv", "text/csv")
 
 # ---- several models side by side --------------------------------------------------------

@@ -22,6 +22,7 @@ from ui import navigation, tune_view
 from ui.lane_handoff import main_config
 from ui.page_jobs import job_board, job_state
 from ui.picker import by_name, strategy_picker
+from ui.safe import md, plain
 from ui.tune_form import (
     QUESTION_SOURCES,
     SOURCE_DEMO,
@@ -122,7 +123,7 @@ with st.form("tune-settings"):
                 keys,
                 selection_mode="multi",
                 default=[k for k in settings.use_facts if k in keys],
-                format_func=lambda k: next(f.title for f in settings.facts if f.key == k),
+                format_func=lambda k: plain(next(f.title for f in settings.facts if f.key == k)),
                 key="tune-facts",
             )
         if source != SOURCE_LONGMEM and source != SOURCE_QUESTIONS:
@@ -214,7 +215,7 @@ if applied:
             problems.append(f"Could not read {facts_upload.name}: {exc}")
     st.session_state.tune_settings = settings = new
 for problem in problems:
-    st.error(problem)
+    st.error(plain(problem))
 
 # ---- the plan ----------------------------------------------------------------------------
 evaluator: Evaluator | None = None
@@ -225,7 +226,7 @@ try:
     target = settings.target(evaluator)
 except (ValueError, MemoryLabError) as exc:  # the parsers' errors are ValueErrors
     evaluator = None
-    st.error(f"Cannot search: {exc}")
+    st.error(md("Cannot search: {}", exc))
 if evaluator is not None:
     st.markdown(
         f"Search **{len(settings.strategies)} strategies** for: "
@@ -248,7 +249,7 @@ if running:
     )
 
 if st.session_state.tune_error:
-    st.error(f"The search failed: {st.session_state.tune_error}")
+    st.error(md("The search failed: {}", st.session_state.tune_error))
 
 data = st.session_state.tune_result
 if data and st.session_state.tune_run:

@@ -26,6 +26,7 @@ from ui.composer_preview import conversation_of, preview
 from ui.composer_view import load_draft
 from ui.lane_handoff import add_as_lane, main_config
 from ui.picker import by_name, strategy_picker
+from ui.safe import md, plain
 
 navigation.page_config("Composer · Memory Lab", "🧩")
 
@@ -68,7 +69,7 @@ try:
     saved_in = persistence.store()  # opening it registers the saved compositions
 except StoreError as exc:
     saved_in = None
-    st.warning(f"The database cannot be opened, so Save is off: {exc}")
+    st.warning(md("The database cannot be opened, so Save is off: {}", exc))
 options = start_options()
 if "composer_loaded" not in st.session_state:
     load_draft(builtin_composition(START), origin=START)
@@ -99,9 +100,9 @@ c3.file_uploader(
     on_change=import_file,
 )
 if st.session_state.get("composer_import_error"):
-    st.error(st.session_state.composer_import_error)
+    st.error(plain(st.session_state.composer_import_error))
 if st.session_state.get("composer_message"):
-    st.success(st.session_state.composer_message)
+    st.success(plain(st.session_state.composer_message))
 
 # ---- the composition --------------------------------------------------------------------
 c1, c2, c3 = st.columns([2, 2, 1])
@@ -194,7 +195,7 @@ if b1.button("Add as lane", type="primary", disabled=not usable, key="composer-a
     try:
         registered = composer_view.register(composition)
     except InvalidParameter as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
     else:
         st.session_state.composer_added = f"{registered}. " + add_as_lane(
             StrategyChoice(composition.name)
@@ -209,7 +210,7 @@ if b2.button(
         registered = composer_view.register(composition)
         saved_in.compositions.save(composition)
     except (InvalidParameter, StoreError) as exc:
-        st.error(f"Not saved: {exc}")
+        st.error(md("Not saved: {}", exc))
     else:
         st.session_state.composer_added = f"Saved {composition.name} in the database; {registered}."
 b3.download_button(
@@ -221,5 +222,5 @@ b3.download_button(
     key="composer-export",
 )
 if st.session_state.get("composer_added"):
-    st.success(st.session_state.composer_added)
+    st.success(plain(st.session_state.composer_added))
     st.page_link(navigation.MAIN_PAGE, label="Open Compare strategies →")

@@ -19,7 +19,6 @@ values behind them are already apart in present/anatomy_data.py.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -44,6 +43,7 @@ from present.anatomy_data import (
     turn_warnings,
 )
 from present.lanes import FONT
+from present.safe import html_text, plotly
 
 
 def _scale(anatomies: Sequence[Anatomy]) -> tuple[float, int | None]:
@@ -283,7 +283,7 @@ def anatomy_grid_figure(
         rows=rows,
         cols=columns,
         shared_yaxes=True,
-        subplot_titles=[titles.get(n, n) for n in names],
+        subplot_titles=[plotly(titles.get(n, n)) for n in names],
         horizontal_spacing=0.03,
         vertical_spacing=0.16 if rows > 1 else 0.1,
     )
@@ -339,7 +339,7 @@ def comparison_anatomy_figure(
         record = next((r for r in recs if r.turn == turn), None)
         anatomy = anatomy_of(record, window=window, reserve=reserve) if record else None
         if anatomy is not None:
-            shown.append((titles.get(name, name), anatomy))
+            shown.append((plotly(titles.get(name, name)), anatomy))
     length, drawn_window = _scale([a for _, a in shown])
     lanes = [t for t, _ in shown]
     stacks = [_segments(a, with_free=drawn_window is not None) for _, a in shown]
@@ -426,7 +426,7 @@ def anatomy_html(
     turn = max((r.turn for rs in records.values() for r in rs if r.account.parts), default=0)
     if not turn:
         return ""
-    e = html.escape
+    e = html_text
     notes = "".join(
         f"<p class='bad'>{e(line)}</p>"
         for line in turn_warnings(records, titles, turn=turn, window=window, reserve=reserve)

@@ -20,10 +20,8 @@ module is the next step when this file grows.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,6 +41,7 @@ from present.lanes import (
     cumulative_figure,
     lane_figure,
 )
+from present.safe import html_text, md_cell
 from providers import catalog
 from providers.catalog import Price
 from providers.redaction import env_key_values, redact
@@ -263,14 +262,14 @@ def to_markdown(saved: SavedSession, price: Price | None = None) -> str:
     price = price if price is not None else price_of(clean)
     info = clean.info
     lines = [
-        f"# {_md(clean.name)}",
+        f"# {md_cell(clean.name)}",
         "",
         f"Memory Lab session `{clean.id}` · {_date(info.created)} · {info.turns} turns · "
-        f"{len(clean.strategies)} strategies · {_md(_provider_line(clean))}",
+        f"{len(clean.strategies)} strategies · {md_cell(_provider_line(clean))}",
         "",
         "## Settings",
         "",
-        *[f"- **{k}:** {_md(v)}" for k, v in settings_rows(clean)],
+        *[f"- **{md_cell(k)}:** {md_cell(v)}" for k, v in settings_rows(clean)],
         "",
         "## Tokens and cost per strategy",
         "",
@@ -281,7 +280,7 @@ def to_markdown(saved: SavedSession, price: Price | None = None) -> str:
     for s in lane_summaries(clean, price):
         growth = f"{s.growth:.1f}×" if s.growth else "–"
         lines.append(
-            f"| {s.title} | {s.turns_ok}/{info.turns} | {s.prompt_counted:,} | "
+            f"| {md_cell(s.title)} | {s.turns_ok}/{info.turns} | {s.prompt_counted:,} | "
             f"{s.first_prompt:,} → {s.last_prompt:,} | {growth} | "
             f"{s.upkeep_calls} · {s.upkeep_tokens:,} | {s.total_tokens:,} | {_money(s.cost)} |"
         )
@@ -298,10 +297,10 @@ def to_markdown(saved: SavedSession, price: Price | None = None) -> str:
         if getattr(survival, "stand_in_upkeep", False):
             lines += ["*Upkeep by rule-based stand-ins, not a model.*", ""]
         for strategy, cells in _survival_table(survival).items():
-            lines.append(f"- **{_md(strategy)}:** " + ", ".join(cells))
+            lines.append(f"- **{md_cell(strategy)}:** " + ", ".join(cells))
     lines += ["", "## Conversation (user turns)", ""]
     for i, text in enumerate(clean.user_turns, start=1):
-        lines.append(f"{i}. {_md(_short(text, 160))}")
+        lines.append(f"{i}. {md_cell(_short(text, 160))}")
     lines.append("")
     return redact("\n".join(lines), env_key_values())
 
@@ -351,18 +350,6 @@ def _price_note(price: Price | None, saved: SavedSession) -> str:
 
 def _money(value: float | None) -> str:
     return "–" if value is None else f"${value:.4f}"
-
-
-def _md(text: Any) -> str:
-    """Untrusted text as Markdown that renders as that text: no raw HTML (`<img onerror>`,
-    `</script>`), no links or images (`[`, `]` escaped), no `javascript:` scheme."""
-    text = html.escape(str(text), quote=False)
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return _SCHEMES.sub(r"\1\\:", text).replace("\n", " ")
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
-_SCHEMES = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
 
 
 def _short(text: str, n: int) -> str:
@@ -464,7 +451,7 @@ def to_html(
     price = price if price is not None else price_of(clean)
     info = clean.info
     titles = clean.titles()
-    e = html.escape
+    e = html_text
     parts: list[str] = []
     parts.append(
         f"<header><h1>{e(title or clean.name)}</h1><p class='meta'>Memory Lab session "
@@ -564,7 +551,7 @@ def _num(value: int | None) -> str:
 def _turn_html(
     saved: SavedSession, turn: int, user: str, titles: Mapping[str, str], payloads: bool
 ) -> str:
-    e = html.escape
+    e = html_text
     replies = []
     for name in saved.strategies:
         r = saved.records[name][turn - 1]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from engines.simulator import SimRow, Simulation
+from present.safe import plotly
 from present.style import color, legend_below, projector, right_axis, token_axis
 
 SEED_BAR = "#9370DB"  # the seed's colours
@@ -82,19 +83,19 @@ def projection_chart(
         turns = [r.turn for r in rows]
         prompts = [r.prompt_tokens for r in rows]
         if n <= BARS_UP_TO:
-            fig.add_bar(x=turns, y=prompts, name=f"{label}: prompt", marker_color=c)
+            fig.add_bar(x=turns, y=prompts, name=plotly(f"{label}: prompt"), marker_color=c)
         else:
             fig.add_scatter(
                 x=turns,
                 y=prompts,
-                name=f"{label}: prompt",
+                name=plotly(f"{label}: prompt"),
                 mode="lines",
                 line={"color": c, "width": 3},
             )
         fig.add_scatter(
             x=turns,
             y=[r.sent_so_far for r in rows],
-            name=f"{label}: so far",
+            name=plotly(f"{label}: so far"),
             mode="lines",
             line={"color": c, "width": 3, "dash": "dash"},
             yaxis="y2",

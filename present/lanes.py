@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 import plotly.graph_objects as go
 
 from lanes.lane import LaneTurn
+from present.safe import plotly
 from present.style import color, font, right_axis, styled
 
 FONT = font(15, "#1f2937")  # the main page's charts (anatomy uses it too)
@@ -156,7 +157,7 @@ def _by_lane(
         fig.add_scatter(
             x=[r.turn for r in rows],
             y=values(rows),
-            name=titles.get(name, name),
+            name=plotly(titles.get(name, name)),
             mode="lines+markers",
             line={"color": shade, "width": width, "dash": dash},
             marker={"size": width + 5},

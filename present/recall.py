@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from engines.recall import RecallRow
 from present.lanes import color
+from present.safe import plotly
 
 FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 16, "color": "#111827"}
 
@@ -39,11 +40,11 @@ def frontier_chart(rows: Sequence[RecallRow], *, title: str = "") -> go.Figure:
                 x=[100 * r.full_share for r in front],
                 y=[100 * r.evidence_kept for r in front],
                 mode="lines+markers",
-                name=name,
+                name=plotly(name),
                 legendgroup=name,
                 line={"color": color(name), "width": 4},
                 marker={"size": 12, "color": color(name)},
-                text=[r.label for r in front],
+                text=[plotly(r.label) for r in front],
                 hovertemplate="%{text}<br>%{y:.0f}% of evidence at %{x:.1f}% of full"
                 "<extra></extra>",
             )
@@ -55,11 +56,11 @@ def frontier_chart(rows: Sequence[RecallRow], *, title: str = "") -> go.Figure:
                     x=[100 * r.full_share for r in others],
                     y=[100 * r.evidence_kept for r in others],
                     mode="markers",
-                    name=f"{name} (other settings)",
+                    name=plotly(f"{name} (other settings)"),
                     legendgroup=name,
                     showlegend=False,
                     marker={"size": 9, "color": color(name), "opacity": 0.45},
-                    text=[r.label for r in others],
+                    text=[plotly(r.label) for r in others],
                     hovertemplate="%{text}<br>%{y:.0f}% of evidence at %{x:.1f}% of full"
                     "<extra></extra>",
                 )

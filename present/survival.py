@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engines.survival import LEAK_FLAG, SurvivalResult
+from present.safe import plotly
 from present.style import color, projector
 from present.text import table as text_grid
 
@@ -99,7 +100,7 @@ def heatmap(result: SurvivalResult, verdict: str, *, title: str | None = None) -
         go.Heatmap(
             z=z,
             x=[f"N={n}" for n in turns],
-            y=strategies,
+            y=[plotly(s) for s in strategies],
             text=text,
             texttemplate="%{text}",
             textfont={"size": 20},
@@ -185,9 +186,9 @@ def tokens_chart(result: SurvivalResult, *, title: str | None = None) -> go.Figu
         fig.add_bar(
             x=[f"N={n}" for n in turns],
             y=ys,
-            name=s,
+            name=plotly(s),
             marker_color=color(names.get(s, s)),
-            hovertemplate="%{x}: %{y:,} tokens<extra>" + s + "</extra>",
+            hovertemplate="%{x}: %{y:,} tokens<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(
         barmode="group",

@@ -12,6 +12,7 @@ from collections import defaultdict
 import plotly.graph_objects as go
 
 from engines.tune import COST_PER_TURN, Trial, TuneResult
+from present.safe import plotly
 from present.style import color, projector
 
 FRONTIER = "#111827"
@@ -21,7 +22,7 @@ TARGET = "#b91c1c"
 def _hover(t: Trial, result: TuneResult) -> str:
     per = "turn" if result.cost == COST_PER_TURN else "request"
     return (
-        f"{t.label}<br>{t.tokens_per_turn:,.0f} tokens/{per}<br>"
+        f"{plotly(t.label)}<br>{t.tokens_per_turn:,.0f} tokens/{per}<br>"
         f"{t.kept}/{t.probes} {result.what} kept" + (f"<br>{t.error}" if t.error else "")
     )
 
@@ -39,7 +40,7 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
                 x=[t.tokens_per_turn for t in trials],
                 y=[t.share * 100 for t in trials],
                 mode="markers",
-                name=name,
+                name=plotly(name),
                 marker={"size": 12, "color": color(name), "opacity": 0.75},
                 hovertext=[_hover(t, result) for t in trials],
                 hoverinfo="text",
@@ -86,7 +87,7 @@ def frontier_figure(result: TuneResult, *, height: int = 520) -> go.Figure:
         fig.add_annotation(  # below the star, on white: the top of the chart is crowded
             x=winner.tokens_per_turn,
             y=winner.share * 100,
-            text=f"<b>{winner.label}</b><br>{winner.tokens_per_turn:,.0f} tokens/{per}",
+            text=f"<b>{plotly(winner.label)}</b><br>{winner.tokens_per_turn:,.0f} tokens/{per}",
             showarrow=True,
             arrowhead=2,
             ax=110,

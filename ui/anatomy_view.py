@@ -17,6 +17,7 @@ import streamlit as st
 from lanes.lane import LaneTurn
 from lanes.session import Session
 from present.anatomy import anatomy_grid_figure, comparison_anatomy_figure, turn_warnings
+from ui.safe import md
 
 CACHE = "anatomy_figures"
 
@@ -67,7 +68,7 @@ def section(
     st.plotly_chart(cached[1], width="stretch", key=f"{key}-bars-{turn}", config=config, theme=None)
     lines = turn_warnings(records, titles, turn=turn, window=window, reserve=reserve)
     if lines:
-        st.warning("\n".join(f"- {line}" for line in lines))
+        st.warning("\n".join(md("- {}", line) for line in lines))
     if cached[2] is not None:
         st.plotly_chart(
             cached[2], width="stretch", key=f"{key}-grid-{turn}", config=config, theme=None

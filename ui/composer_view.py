@@ -21,6 +21,7 @@ from memory.registry import REGISTRY, register_composition, unregister_compositi
 from present.anatomy import comparison_anatomy_figure
 from ui.composer_form import Checked
 from ui.composer_preview import Shown
+from ui.safe import md, plain
 
 BLOCK_COLUMNS = {
     "order": st.column_config.NumberColumn(
@@ -83,7 +84,7 @@ def as_blocks(choice: StrategyChoice) -> Composition:
 def problems(checked: Checked, where: str, extra: Sequence[str] = ()) -> None:
     """The problems found for one field, drawn where the page calls this (next to it)."""
     for message in (*checked.at(where), *extra):
-        st.error(message)
+        st.error(plain(message))
 
 
 def register(composition: Composition) -> str:
@@ -112,7 +113,7 @@ def preview_section(
     mine = shown[0]
     for other in shown[1:]:
         if other.error:
-            st.caption(f"{other.title} cannot run here: {other.error}")
+            st.caption(md("{} cannot run here: {}", other.title, other.error))
     if mine.record is None or mine.request is None:
         return mine.error
     turn = mine.record.turn

@@ -19,7 +19,7 @@ from lanes.live import LiveRun, LiveView
 from lanes.session import Session
 from lanes.warmup import Warmup
 from ui.app_state import AppConfig
-from ui.safe import plain
+from ui.safe import md, plain
 
 RECORDED_DEMO = Path(__file__).resolve().parent.parent / "scenarios" / "fincoach_recorded.json"
 # per lane: six lanes redrawing each token would compete with generation. 0.5 s, not 0.25:
@@ -223,7 +223,7 @@ def recorded_button(config: AppConfig, *, disabled: bool) -> None:
     try:
         session, new_config = load_recorded(config)
     except (OSError, ValueError) as exc:
-        st.error(f"Could not open the recorded demo: {exc}")
+        st.error(md("Could not open the recorded demo: {}", exc))
         return
     st.session_state.session = session
     st.session_state.config = new_config

@@ -11,7 +11,7 @@ import streamlit as st
 from lanes.lane import ERROR, INCOMPLETE, OVERFLOW, Lane, LaneTurn
 from present.lanes import LANE_LEGEND, lane_figure
 from providers.catalog import Price
-from ui.safe import plain
+from ui.safe import md, plain
 
 
 def turn_ranges(turns: Sequence[int]) -> str:
@@ -37,8 +37,8 @@ def header(lane: Lane) -> None:
     params = lane.spec.label_values(lane.params)
     # one height for every lane's header, so descriptions of any length keep the boxes in line
     with st.container(height=HEADER_HEIGHT, border=False):
-        st.markdown(f"#### {lane.title}")
-        st.caption(lane.spec.description + (f"  \n`{params}`" if params else ""))
+        st.markdown(md("#### {}", lane.title))
+        st.caption(plain(lane.spec.description) + (md("  \n{}", params) if params else ""))
 
 
 SHOWN_TURNS = 30
@@ -56,7 +56,7 @@ def conversation(lane: Lane, *, upto: int) -> None:
     for r in earlier[-SHOWN_TURNS:]:
         lines.append(f"**You · {r.turn}:** {plain(r.user)}")
         if r.ok:
-            lines.append(f"**{lane.title}:** {plain(r.reply)}")
+            lines.append(md("**{}:** ", lane.title) + plain(r.reply))
         else:
             lines.append(f":red[**turn {r.turn} {r.status}** — not in this lane's memory]")
     with st.expander(f"Conversation ({len(earlier)} earlier turns)", expanded=False):
@@ -65,11 +65,13 @@ def conversation(lane: Lane, *, upto: int) -> None:
 
 def status_line(record: LaneTurn) -> None:
     if record.status == OVERFLOW:
-        st.warning(f"Not sent: {record.error}")
+        st.warning(md("Not sent: {}", record.error))
     elif record.status == ERROR:
-        st.error(f"{record.error_kind}: {record.error}")
+        st.error(md("{}: {}", record.error_kind, record.error))
     elif record.status == INCOMPLETE:
-        st.warning(f"Reply cut off ({record.error_kind}: {record.error}); not kept in memory.")
+        st.warning(
+            md("Reply cut off ({}: {}); not kept in memory.", record.error_kind, record.error)
+        )
 
 
 def reply_box(text: str, *, height: int = 230) -> Callable[[str], None]:
@@ -137,7 +139,7 @@ def payload(record: LaneTurn) -> None:
         for note in acc.notes:
             st.caption(note)
         if record.shared:
-            st.caption(shared_note(record.shared))
+            st.caption(plain(shared_note(record.shared)))
         if record.body is not None:
             st.code(
                 json.dumps(record.body, indent=2, ensure_ascii=False),
@@ -149,11 +151,17 @@ def payload(record: LaneTurn) -> None:
         for i, call in enumerate(record.maintenance, 1):
             outcome = "ok" if call.ok else f"failed: {call.error}"
             st.markdown(
-                f"**upkeep {i}: {call.kind}** — {outcome} · "
-                f"in {call.input:,} / out {call.output:,} tokens"
+                md(
+                    "**upkeep {}: {}** — {} · in {:,} / out {:,} tokens",
+                    i,
+                    call.kind,
+                    outcome,
+                    call.input,
+                    call.output,
+                )
             )
             if call.shared:
-                st.caption(shared_note(call.shared))
+                st.caption(plain(shared_note(call.shared)))
             st.code(
                 json.dumps(call.body, indent=2, ensure_ascii=False),
                 language="json",
@@ -196,7 +204,7 @@ def cache_rows(record: LaneTurn) -> list[tuple[str, str]]:
 
 def gauge(lane: Lane, *, window: int | None, sample: str, price: Price | None) -> None:
     """How full the context window is, a warning past 80%, and what the next turn would cost."""
-    st.markdown(f"**{lane.title}**")
+    st.markdown(md("**{}**", lane.title))
     sent = lane.turns[-1].counted_overhead if lane.turns else 0
     if window:
         share = min(1.0, sent / window)

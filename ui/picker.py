@@ -15,6 +15,7 @@ import streamlit as st
 
 from memory.choices import StrategyChoice, parse_variants
 from memory.registry import REGISTRY
+from ui.safe import plain
 
 VARIANTS_HELP = "More strategy settings, written name:key=value, separated by ';'."
 
@@ -62,7 +63,7 @@ def strategy_picker(
         list(options),
         selection_mode="multi",
         default=[k for k in default if k in options],
-        format_func=(lambda k: options[k].title) if titles else None,
+        format_func=(lambda k: plain(options[k].title)) if titles else plain,
         key=key,
         wrap=True,
     )

@@ -12,7 +12,6 @@ arrow keys too), each lane's reply to that turn, and the charts drawn up to that
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 
 import streamlit as st
@@ -23,7 +22,7 @@ from present.lanes import LANE_LEGEND, comparison_figure, cumulative_figure, lan
 from storage.store import INTERRUPTED
 from ui import anatomy_view, persistence
 from ui.app_state import AppConfig
-from ui.safe import plain
+from ui.safe import html_text, md, plain
 
 KEY = "presentation"
 CHART_HEIGHT = 560
@@ -71,10 +70,10 @@ def render(session: Session, config: AppConfig | None = None) -> None:
     last = session.turn
     st.markdown(_HIDE_SIDEBAR, unsafe_allow_html=True)
     head, leave = st.columns([5, 1], vertical_alignment="center")
-    head.title(session.name or "Memory Lab")
+    head.title(plain(session.name) if session.name else "Memory Lab")
     leave.button("Exit presentation", on_click=_leave, width="stretch", shortcut="Esc")
     if config is not None:
-        st.caption(f"{len(session.lanes)} memory strategies · {config.provider_caption()}")
+        st.caption(md("{} memory strategies · {}", len(session.lanes), config.provider_caption()))
     if session.pending_lanes():
         st.warning("A turn is still running: leave presentation mode to let it finish.")
     if last == 0:
@@ -115,7 +114,7 @@ def render(session: Session, config: AppConfig | None = None) -> None:
     st.markdown(f"### You · {turn}")
     st.markdown(
         "<div style='font-size:1.45rem;line-height:1.45;border-left:5px solid #94a3b8;"
-        f"padding:4px 16px;margin-bottom:12px'>{_html_text(session.user_turns[turn - 1])}</div>",
+        f"padding:4px 16px;margin-bottom:12px'>{html_text(session.user_turns[turn - 1])}</div>",
         unsafe_allow_html=True,
     )
 
@@ -144,7 +143,7 @@ def render(session: Session, config: AppConfig | None = None) -> None:
         row = st.columns(LANES_PER_ROW, gap="medium")
         for column, name in zip(row, names[start : start + LANES_PER_ROW], strict=False):
             with column:
-                st.markdown(f"**{titles[name]}**")
+                st.markdown(md("**{}**", titles[name]))
                 st.plotly_chart(
                     lane_figure(name, records[name], height=LANE_CHART_HEIGHT),
                     width="stretch",
@@ -154,14 +153,10 @@ def render(session: Session, config: AppConfig | None = None) -> None:
     st.caption(LANE_LEGEND)
 
 
-def _html_text(text: str) -> str:
-    return html.escape(text).replace("\n", "<br>")
-
-
 def _lane_reply(title: str, records: Sequence[LaneTurn], turn: int) -> None:
     st.markdown(
         "<div style='font-size:1.3rem;font-weight:700;white-space:nowrap;overflow:hidden;"
-        f"text-overflow:ellipsis'>{html.escape(title)}</div>",
+        f"text-overflow:ellipsis'>{html_text(title)}</div>",
         unsafe_allow_html=True,
     )
     record = records[-1] if records and records[-1].turn == turn else None
@@ -174,7 +169,7 @@ def _lane_reply(title: str, records: Sequence[LaneTurn], turn: int) -> None:
     elif record.error_kind == INTERRUPTED:
         box.warning("Interrupted: this lane never answered this turn.")
     else:
-        box.error(f"{record.status}: {record.error_kind}")
+        box.error(md("{}: {}", record.status, record.error_kind))
     previous = next((r.counted for r in reversed(records[:-1]) if r.counted), None)
     delta = record.counted - previous if previous is not None and record.counted else None
     st.metric(

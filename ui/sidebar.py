@@ -17,6 +17,7 @@ from memory.registry import REGISTRY, Param
 from providers import catalog
 from providers.settings import ProviderChoice
 from scenarios import fincoach
+from ui import safe
 from ui.app_state import GENERIC_PROMPT, AppConfig, LaneChoice, secret
 from ui.picker import by_name, strategy_picker
 
@@ -85,7 +86,7 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
             spec = REGISTRY[name]
             values = {**spec.defaults(), **current_params.get(name, {})}
             if spec.params:
-                with st.expander(f"{spec.title} parameters"):
+                with st.expander(safe.md("{} parameters", spec.title)):
                     values = {p.name: param_input(name, p, values[p.name]) for p in spec.params}
             lanes.append(LaneChoice(name, values))
         lanes += extra_lanes(config, extra, provider)
@@ -104,7 +105,7 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
     try:
         new.labels()
     except ValueError as exc:
-        st.sidebar.error(f"{exc}.")
+        st.sidebar.error(safe.md("{}.", exc))
         return None
     return new
 
@@ -133,7 +134,7 @@ def extra_lanes(
     kept = []
     for i, lane in enumerate(extra):
         label = labels.get(id(lane), f"{lane.strategy} #{i + 2}")
-        with st.expander(f"Lane: {label}"):
+        with st.expander(safe.md("Lane: {}", label)):
             spec = REGISTRY[lane.strategy]
             values = {**spec.defaults(), **lane.params}
             values = {

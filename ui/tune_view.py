@@ -29,6 +29,7 @@ from ui import composer_view, navigation
 from ui.app_state import AppConfig, maintenance_settings, settings_for
 from ui.lane_handoff import add_as_lane
 from ui.page_jobs import job_board
+from ui.safe import md
 from ui.tune_form import frontier_options, trials_table, unit
 
 CONFIRM_REPLY_TOKENS = 64
@@ -75,16 +76,29 @@ def result_section(result: TuneResult, config: SurvivalConfig | None, app: AppCo
     st.divider()
     st.subheader("Result")
     st.markdown(
-        f"**{len(result.trials)} settings tried** in {result.elapsed_s:.1f} s; "
-        f"the search stopped because **{result.stop_reason}**. "
-        f"Target: {result.target.describe(result.what)}. Conversation: {result.conversation}."
+        md(
+            "**{} settings tried** in {:.1f} s; the search stopped because **{}**. "
+            "Target: {}. Conversation: {}.",
+            len(result.trials),
+            result.elapsed_s,
+            result.stop_reason,
+            result.target.describe(result.what),
+            result.conversation,
+        )
     )
     winner = result.winner
     if winner is not None:
         st.success(
-            f"Cheapest setting that meets the target: **{winner.label}**, "
-            f"{winner.tokens_per_turn:,.0f} prompt tokens per {unit(result)}, "
-            f"{winner.kept}/{winner.probes} {result.what} kept."
+            md(
+                "Cheapest setting that meets the target: **{}**, {:,.0f} prompt tokens per {}, "
+                "{}/{} {} kept.",
+                winner.label,
+                winner.tokens_per_turn,
+                unit(result),
+                winner.kept,
+                winner.probes,
+                result.what,
+            )
         )
     else:
         st.warning(
@@ -92,7 +106,7 @@ def result_section(result: TuneResult, config: SurvivalConfig | None, app: AppCo
             "turns, or search more strategies (or give the search more time)."
         )
     for note in result.notes:
-        st.caption(f"Note: {note}")
+        st.caption(md("Note: {}", note))
     st.plotly_chart(
         frontier_figure(result), theme=None, key="tune-frontier", config={"displayModeBar": False}
     )
@@ -136,7 +150,7 @@ def add_lane_row(result: TuneResult) -> None:
         try:
             comp = composer_view.as_blocks(choice)
         except InvalidParameter as exc:
-            st.error(f"{choice.label} cannot be written as blocks: {exc}")
+            st.error(md("{} cannot be written as blocks: {}", choice.label, exc))
         else:
             composer_view.load_draft(comp, f"From the tuner: {choice.label}.", choice.name)
             st.switch_page("pages/7_Composer.py")
@@ -148,13 +162,14 @@ def add_lane_row(result: TuneResult) -> None:
 
 def confirmation(config: SurvivalConfig, winner: Trial, app: AppConfig) -> None:
     """Confirm the winner with real recall calls on the main page's model, cost first."""
-    with st.expander(f"Confirm {winner.label} with the main page's model (optional)"):
+    with st.expander(md("Confirm {} with the main page's model (optional)", winner.label)):
         plan = confirmation_plan(config, winner)
         cost = confirmation_cost(
             app, plan.prompt_tokens + plan.maintenance_tokens, plan.output_tokens
         )
         st.markdown(
-            f"Model: **{app.provider_caption()}**. Confirming runs the survival lab for this one "
+            md("Model: **{}**. ", app.provider_caption())
+            + "Confirming runs the survival lab for this one "
             f"setting: **{plan.calls:,} calls** ({plan.probe_calls} probes, {plan.reply_calls} "
             f"replies, {plan.maintenance_calls} upkeep calls), about **{plan.tokens:,} tokens**"
             f"{cost}. Nothing is sent until you press the button."
@@ -195,7 +210,7 @@ def start_confirmation(config: SurvivalConfig, winner: Trial, app: AppConfig) ->
 
 def confirmation_result(job: jobs.Job) -> None:
     if job.error:
-        st.error(f"The confirmation failed: {job.error}")
+        st.error(md("The confirmation failed: {}", job.error))
         return
     result: SurvivalResult = job.result
     recalled = sum(1 for r in result.rows if r.recall_state == "current")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,11 @@ from providers.fake import FakeTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
+
+
+def shown(value: str) -> str:
+    """What escaped Markdown (present/safe.py) shows on screen: the text, escapes removed."""
+    return re.sub(r"\\(.)", r"\1", value.replace("  \n", "\n"))
 
 
 def run_app() -> AppTest:

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from memory.registry import DEFAULT_LANES, create
 from memory.tokens import TokenCounter
 from scenarios import fincoach
-from tests.ui.conftest import APP, run_app
+from tests.ui.conftest import APP, run_app, shown
 from ui import demo_controls
 
 
@@ -168,7 +168,7 @@ def test_a_missing_key_is_a_clear_error_in_every_lane(monkeypatch):
     session = at.session_state["session"]
     statuses = {lane.turns[-1].status for lane in session.lanes.values()}
     assert statuses == {"error"}
-    errors = [e.value for e in at.error]
+    errors = [shown(e.value) for e in at.error]
     assert len(errors) == 6 and all("set OPENAI_API_KEY" in e for e in errors)
     assert not at.exception
 
@@ -194,7 +194,7 @@ def test_lanes_that_shared_one_call_say_so_in_their_payload(monkeypatch):
     send(at, fincoach.DEMO_TURNS[0])
     opener.join(20)
     assert len(gate.calls) == 1
-    notes = [c.value for c in at.caption if c.value.startswith("One call answered")]
+    notes = [shown(c.value) for c in at.caption if shown(c.value).startswith("One call answered")]
     assert len(notes) == len(DEFAULT_LANES)
     assert all(all(name in note for name in DEFAULT_LANES) for note in notes)
     assert [b for b in payloads(at) if "model" in b] == gate.calls * len(DEFAULT_LANES)

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from memory.compose import Block, Composition, builtin_composition
 from memory.registry import REGISTRY, unregister_composition
+from tests.ui.conftest import shown
 from tests.ui.test_survival_page import button
 from tests.ui.test_tune_page import app_page
 from ui.app_state import AppConfig, LaneChoice
@@ -137,7 +138,7 @@ def test_a_budget_that_cannot_hold_the_system_prompt_is_named_under_the_budget()
     assert any("budget 50 is not larger than the system prompt" in e for e in errors), errors
     assert button(at, "Add as lane").disabled
     at.text_input(key="composer-name-1").set_value("Has Spaces").run()
-    errors = [e.value for e in column_with(at, "composer-name-1").error]
+    errors = [shown(e.value) for e in column_with(at, "composer-name-1").error]
     assert any("name is 1-40 lowercase" in e for e in errors), errors
 
 
@@ -154,12 +155,14 @@ def test_a_malformed_import_is_named_and_the_draft_is_kept():
     upload.upload("broken.json", b'{"format": 1, "name": "x", "blocks": [{"kind": "nope"}]}',
                   "application/json").run()  # fmt: skip
     assert not at.exception, at.exception
-    message = next(e.value for e in at.error if "Could not import broken.json" in e.value)
+    message = next(
+        shown(e.value) for e in at.error if "Could not import broken.json" in shown(e.value)
+    )
     assert "blocks[0].kind" in message and "unchanged" in message
     assert at.number_input(key="composer-budget-1").value == 900  # nothing lost
     good = builtin_composition("window", {"k": 2}).to_json().encode()
     at.file_uploader(key="composer-import").upload("w.json", good, "application/json").run()
-    assert any("Imported composed_window" in s.value for s in at.success)
+    assert any("Imported composed_window" in shown(s.value) for s in at.success)
     assert payload(at)["messages"][-1]["role"] == "user"
     assert len(split(at)) >= 3
 
@@ -191,7 +194,8 @@ def test_add_as_lane_registers_it_and_puts_it_on_the_main_page(clean_registry):
     assert REGISTRY["my_mix"].composition is not None
     assert [lane.strategy for lane in at.session_state.config.lanes] == ["full", "my_mix"]
     assert any(
-        "my_mix is registered" in s.value and "Added the lane" in s.value for s in at.success
+        "my_mix is registered" in shown(s.value) and "Added the lane" in shown(s.value)
+        for s in at.success
     )
     at.switch_page(MAIN_PAGE)
     at.run()
@@ -220,7 +224,7 @@ def test_a_builtin_name_is_refused_for_a_lane(clean_registry):
     at = composer_page()
     at.text_input(key="composer-name-1").set_value("window").run()
     button(at, "Add as lane").click().run()
-    assert any("is a built-in strategy's name" in e.value for e in at.error)
+    assert any("is a built-in strategy's name" in shown(e.value) for e in at.error)
     assert REGISTRY["window"].composition is None
 
 
@@ -231,7 +235,7 @@ def test_starting_from_a_builtin_compares_it_with_that_builtin(name):
     button(at, "Start from this").click().run()
     assert not at.exception, at.exception
     assert at.text_input(key="composer-name-2").value == f"composed_{name}"
-    assert any(f"Started from {name} (built-in)" in s.value for s in at.success)
+    assert any(f"Started from {name} (built-in)" in shown(s.value) for s in at.success)
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     total = next(t for t in figure["data"] if t["name"] == "request total")
     assert len(total["y"]) == 2 and total["y"][1].startswith(name)
@@ -250,7 +254,7 @@ def test_save_keeps_it_in_the_database_and_a_restart_registers_it_again(
     at.text_input(key="composer-name-1").set_value("saved_mix").run()
     button(at, "Save").click().run()
     assert not at.exception, at.exception
-    assert any("Saved saved_mix in the database" in s.value for s in at.success)
+    assert any("Saved saved_mix in the database" in shown(s.value) for s in at.success)
     saved = Store(url).compositions.list()
     assert [c.name for c in saved] == ["saved_mix"] and saved[0].budget == 800
     unregister_composition("saved_mix")  # as if the app had restarted
@@ -268,5 +272,5 @@ def test_a_builtin_name_is_not_saved(clean_registry, tmp_path, monkeypatch):
     at = composer_page()
     at.text_input(key="composer-name-1").set_value("summary").run()
     button(at, "Save").click().run()
-    assert any("Not saved:" in e.value and "built-in" in e.value for e in at.error)
+    assert any("Not saved:" in shown(e.value) and "built-in" in shown(e.value) for e in at.error)
     assert Store(url).compositions.list() == []

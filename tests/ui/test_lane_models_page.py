@@ -7,6 +7,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from tests.ui.conftest import ROOT
+from tests.ui.conftest import shown as text_of
 
 APP = str(ROOT / "app.py")
 SB, SB_MINI = "summary_buffer", "summary_buffer · gpt-4o-mini"
@@ -35,7 +36,7 @@ def test_a_second_summary_buffer_lane_on_another_model_answers_a_turn(fake_trans
     ok(add_summary_buffer_on_gpt_4o_mini(at))
     session = at.session_state["session"]
     assert SB in session.lanes and SB_MINI in session.lanes and len(session.lanes) == 7
-    headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    headers = [text_of(m.value) for m in at.markdown if text_of(m.value).startswith("#### ")]
     assert "#### Summary buffer · gpt-4o-mini" in headers
     assert any("(1 lane on its own model)" in c.value for c in at.caption)
     ok(at.chat_input[0].set_value("Hi! I'm Chiru.").run())

@@ -7,6 +7,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from scenarios.longmem_world import generate
+from tests.ui.conftest import shown
 
 PAGE = "../../pages/4_Long_recall.py"  # AppTest resolves paths against this file's folder
 
@@ -48,7 +49,7 @@ def test_an_uploaded_conversation_runs_and_a_bad_one_is_named():
     bad["questions"][0]["evidence"] = [9999]
     at.file_uploader[0].upload("bad.json", json.dumps(bad).encode(), "application/json").run()
     assert not at.exception
-    assert any("evidence[0] is turn 9999" in e.value for e in at.error)
+    assert any("evidence[0] is turn 9999" in shown(e.value) for e in at.error)
 
 
 def test_a_transcript_with_a_questions_file_runs():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.ui.conftest import ROOT
+from tests.ui.conftest import ROOT, shown
 
 PAGES_AND_KEYS = [
     ("pages/1_Fact_survival.py", "survival_job"),
@@ -22,4 +22,4 @@ def test_a_job_the_app_no_longer_has_is_reported_lost_and_forgotten(page, key):
     at.run()
     assert not at.exception, at.exception
     assert at.session_state[key] is None
-    assert any("was lost (the app restarted): run it again" in e.value for e in at.error)
+    assert any("was lost (the app restarted): run it again" in shown(e.value) for e in at.error)

@@ -12,7 +12,7 @@ from cli.main import main as cli_main
 from memory.registry import REGISTRY, Param, register, unregister
 from memory.strategies.full import FullBuffer
 from memory.types import Request
-from tests.ui.conftest import ROOT
+from tests.ui.conftest import ROOT, shown
 from ui.app_state import AppConfig, LaneChoice
 
 APP = str(ROOT / "app.py")
@@ -68,7 +68,7 @@ def test_the_main_page_offers_draws_and_colours_it(throwaway, fake_transport):
     assert not at.exception, at.exception
     headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert headers == ["#### Full buffer", "#### Throwaway memory"]
-    assert any("depth=7" in c.value for c in at.caption)
+    assert any("depth=7" in shown(c.value) for c in at.caption)
     figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     colours = {t["name"]: t["line"]["color"] for f in figures for t in f["data"] if "line" in t}
     assert colours["Throwaway memory"] == COLOR
@@ -76,9 +76,12 @@ def test_the_main_page_offers_draws_and_colours_it(throwaway, fake_transport):
 
 def test_the_survival_growth_and_recall_pages_offer_it(throwaway):
     survival = page("pages/1_Fact_survival.py")
-    assert "throwaway (depth=4)" in survival.button_group(key="strategy-pills").options
+    pills = survival.button_group(key="strategy-pills").options
+    assert "throwaway (depth=4)" in [shown(o) for o in pills]
     growth = page("pages/2_Token_growth.py")
-    assert "throwaway (depth=4)" in growth.button_group(key="growth-strategies").options
+    assert "throwaway (depth=4)" in [
+        shown(o) for o in growth.button_group(key="growth-strategies").options
+    ]
     recall = page("pages/4_Long_recall.py")
     assert "throwaway" in recall.multiselect[0].options
 

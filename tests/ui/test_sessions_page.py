@@ -12,6 +12,7 @@ from scenarios import fincoach
 from storage.store import Store
 from tests.storage.store_support import make_session
 from tests.ui.conftest import ROOT
+from tests.ui.conftest import shown as text_of
 from ui import navigation
 
 APP = str(ROOT / "app.py")
@@ -149,7 +150,9 @@ def test_import_checks_the_file_and_replays_it_with_recorded_replies(fake_transp
         '[{"role": "user", "content": "hi"}, {"role": "robot", "content": "x"}]'
     )
     ok(at.run())
-    assert any("message index 1: role 'robot' is not supported" in e.value for e in at.error)
+    assert any(
+        "message index 1: role 'robot' is not supported" in text_of(e.value) for e in at.error
+    )
     assert store().list() == []  # a bad file changes nothing
 
     transcript = [
@@ -161,7 +164,7 @@ def test_import_checks_the_file_and_replays_it_with_recorded_replies(fake_transp
     ]
     at.text_area(key="import_text").set_value(json.dumps(transcript))
     ok(at.run())
-    assert any("Read 2 turns, 2 recorded replies" in s.value for s in at.success)
+    assert any("Read 2 turns, 2 recorded replies" in text_of(s.value) for s in at.success)
     at.button_group(key="replay-strategies").set_value(["full", "window"])
     ok(next(b for b in at.button if b.label == "▶ Replay").click().run())
     deadline = time.monotonic() + 30

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from storage.store import SweepStore
 from tests.providers.fake_batch_server import FakeBatchServer
+from tests.ui.conftest import shown
 
 PAGE = "../../pages/5_Sweeps.py"
 
@@ -64,7 +65,7 @@ def test_submit_close_reopen_collect(setup):
     again = page()
     assert SweepStore(db).list_sweeps()[0].status == "submitted"
     # no key yet: the automatic poll says why it could not poll, and nothing breaks
-    assert any("ANTHROPIC_API_KEY" in w.value for w in again.warning)
+    assert any("ANTHROPIC_API_KEY" in shown(w.value) for w in again.warning)
     assert not again.get("plotly_chart")
     # with the key, opening the sweep polls and collects it without a click
     again.text_input(key="sweep-key").set_value("page-test-key-0123456789").run()

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from engines.survival import SurvivalConfig
 from engines.tune import Target, tune
 from tests.engines.test_tune_evaluators import facts_json, transcript_text
-from tests.ui.conftest import ROOT
+from tests.ui.conftest import ROOT, shown
 from tests.ui.test_survival_page import button, run_until, text_input
 from ui.app_state import AppConfig, LaneChoice
 from ui.navigation import MAIN_PAGE
@@ -56,7 +56,7 @@ def test_a_small_search_shows_why_it_stopped_the_frontier_and_the_winner():
     text = " ".join(m.value for m in at.markdown)
     assert f"**{len(expected.trials)} settings tried**" in text
     assert "stopped because **every planned setting was tried**" in text
-    assert any(expected.winner.label in s.value for s in at.success)
+    assert any(expected.winner.label in shown(s.value) for s in at.success)
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     star = next(t for t in figure["data"] if t["name"] == "cheapest meeting the target")
     assert star["x"] == [pytest.approx(expected.winner.tokens_per_turn, abs=0.01)]
@@ -94,7 +94,7 @@ def test_cancel_stops_the_search_and_keeps_what_was_tried():
 )
 def test_bad_settings_are_named_and_nothing_runs(turns, at_n, message):
     at = apply(app_page(), turns=turns, at_n=at_n)
-    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert any(message in shown(e.value) for e in at.error), [shown(e.value) for e in at.error]
     assert not [b for b in at.button if b.label == "▶ Search"]
 
 
@@ -102,7 +102,7 @@ def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
     at = app_page()
     at.file_uploader(key="tune-facts-file").upload("facts.json", b"{not json", "application/json")
     button(at, "Apply settings").click().run()
-    assert any("Could not read facts.json" in e.value and "not valid JSON" in e.value
+    assert any("Could not read facts.json" in shown(e.value) and "not valid JSON" in shown(e.value)
                for e in at.error)  # fmt: skip
     assert len(at.session_state.tune_settings.use_facts) == 4  # FinCoach's, untouched
 
@@ -129,7 +129,7 @@ def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
     assert len(headers) == 3 and headers[0] == "#### Full buffer"
     assert any("Added the lane" in i.value for i in at.info)
     budget = f"budget={winner['params']['budget']}"
-    assert any(budget in c.value for c in at.caption), [c.value for c in at.caption]
+    assert any(budget in shown(c.value) for c in at.caption), [shown(c.value) for c in at.caption]
 
 
 def source(at: AppTest, name: str) -> AppTest:
@@ -166,7 +166,7 @@ def test_a_transcript_that_states_the_facts_is_tuned_with_its_facts_file():
     assert "on chat.txt (30 turns)" in result["conversation"]
     winner = result["winner"]
     assert winner is not None and winner["meets_target"]
-    assert any(winner["label"] in s.value for s in at.success)
+    assert any(winner["label"] in shown(s.value) for s in at.success)
 
 
 def test_a_questions_file_that_is_not_json_is_named_and_nothing_runs():
@@ -219,7 +219,7 @@ def test_edit_as_blocks_opens_the_winner_in_the_composer():
     assert at.text_input(key=f"composer-name-{version}").value == f"composed_{winner['strategy']}"
     budget = at.number_input(key=f"composer-budget-{version}").value
     assert budget == winner["params"]["budget"]
-    assert any(f"From the tuner: {winner['label']}" in s.value for s in at.success)
+    assert any(f"From the tuner: {winner['label']}" in shown(s.value) for s in at.success)
 
 
 def test_a_registered_composition_is_searched_like_any_strategy(register):
