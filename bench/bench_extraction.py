@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lanes.session import UpkeepLimits  # noqa: E402
+from memory.maintenance import Upkeep  # noqa: E402
 from memory.strategies.entity import EntityMemory, extract_facts  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request, Turn  # noqa: E402
@@ -104,7 +105,7 @@ class Arm:
             sent["text"] = reply.text
             return Completion(reply.text, reply.usage, reply.body, reply.model)
 
-        self.lane.extract = model
+        self.lane.upkeep = Upkeep(extract=model)
         started = time.perf_counter()
         call = extract_facts(self.lane, turn)
         row = {
@@ -129,7 +130,7 @@ def main() -> None:
     counter = TokenCounter()
 
     def lane() -> EntityMemory:
-        return EntityMemory(SYSTEM_PROMPT, counter=counter, extract=_unset)
+        return EntityMemory(SYSTEM_PROMPT, counter=counter, upkeep=Upkeep(extract=_unset))
 
     arms = [
         Arm("before", False, lane(), EARLIER_PROMPT),

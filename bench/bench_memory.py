@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.compose import builtin_composition, read_composition  # noqa: E402
+from memory.maintenance import Upkeep  # noqa: E402
 from memory.registry import REGISTRY, create, register_composition  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request  # noqa: E402
@@ -57,9 +58,7 @@ def run_once(
     """One pass over `turns` turns through every strategy: per-turn times and the strategies."""
     rng = random.Random(7)
     strategies = {
-        name: create(
-            name, fincoach.SYSTEM_PROMPT, counter=counter, summarize=fake_model, extract=fake_model
-        )
+        name: create(name, fincoach.SYSTEM_PROMPT, counter=counter, upkeep=Upkeep.using(fake_model))
         for name in REGISTRY
     }
     accounting: dict[int, float] = {}

@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.survival import SurvivalConfig, estimate, run_survival  # noqa: E402
+from memory.maintenance import Upkeep  # noqa: E402
 from memory.standins import StaticReply  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request, Usage  # noqa: E402
@@ -68,8 +69,7 @@ def one_run(config: SurvivalConfig, counter: TokenCounter, latency: float, worke
     result = run_survival(
         config,
         send=fake.send,
-        summarize=fake.model,
-        extract=fake.model,
+        upkeep=Upkeep.using(fake.model),
         counter=counter,
         workers=workers,
     )

@@ -52,6 +52,7 @@ from engines.survival import (
 from lanes.binding import bind
 from lanes.lane import Sender
 from memory.errors import MemoryLabError
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.types import ModelFn
 from present.survival import text_table
@@ -189,8 +190,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_survival(
             config,
             send=send,
-            summarize=model_fn,
-            extract=model_fn,
+            upkeep=Upkeep.using(model_fn),
             on_progress=_progress(bar) if bar.shown else None,
             cancel=cancel,
             workers=args.workers or (1 if args.provider == "embedded" else None),

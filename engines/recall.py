@@ -22,15 +22,16 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from lanes.lane import Sender
 from memory.choices import StrategyChoice
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
-from memory.types import ModelFn, Request
+from memory.types import Request
 from scenarios.longmem import KINDS, LongConversation, Question
 
 
@@ -119,15 +120,13 @@ def request_text(request: Request) -> str:
     return "\n".join([request.system, *(m.content for m in request.messages)])
 
 
-def _model_fns(
-    choice: StrategyChoice, summarize: ModelFn | None, extract: ModelFn | None
-) -> tuple[ModelFn | None, ModelFn | None]:
+def _model_fns(choice: StrategyChoice, upkeep: Upkeep) -> Upkeep:
     cls = spec(choice.name).cls
-    if cls.uses_summary and summarize is None:
-        summarize = ExtractiveSummariser()
-    if cls.uses_facts and extract is None:
-        extract = RuleExtractor()
-    return summarize, extract
+    if cls.uses_summary and upkeep.summarize is None:
+        upkeep = replace(upkeep, summarize=ExtractiveSummariser())
+    if cls.uses_facts and upkeep.extract is None:
+        upkeep = replace(upkeep, extract=RuleExtractor())
+    return upkeep
 
 
 def run_setting(
@@ -135,14 +134,12 @@ def run_setting(
     choice: StrategyChoice,
     *,
     counter: TokenCounter,
-    summarize: ModelFn | None = None,
-    extract: ModelFn | None = None,
+    upkeep: Upkeep = NO_UPKEEP,
     send: Sender | None = None,
 ) -> list[QuestionResult]:
     """Replay `conv` through one strategy setting and ask every question when it is due
     (and, with `send`, have the model answer it)."""
-    summarize, extract = _model_fns(choice, summarize, extract)
-    strategy = choice.create(conv.system, counter=counter, summarize=summarize, extract=extract)
+    strategy = choice.create(conv.system, counter=counter, upkeep=_model_fns(choice, upkeep))
     turns = conv.turns
     due: dict[int, list[Question]] = {}
     for q in conv.questions:
@@ -301,8 +298,7 @@ def run_recall(
     settings: Iterable[Setting],
     *,
     counter: TokenCounter | None = None,
-    summarize: ModelFn | None = None,
-    extract: ModelFn | None = None,
+    upkeep: Upkeep = NO_UPKEEP,
     on_row: Callable[[RecallRow], None] | None = None,
     send: Sender | None = None,
     model: str = "",
@@ -316,9 +312,7 @@ def run_recall(
         results: list[QuestionResult] = []
         for conv, full in zip(convs, fulls, strict=True):
             choice = setting.resolve(full)
-            results += run_setting(
-                conv, choice, counter=counter, summarize=summarize, extract=extract, send=send
-            )
+            results += run_setting(conv, choice, counter=counter, upkeep=upkeep, send=send)
         row = summarise(setting.label, setting.name, results, model=model)
         rows.append(row)
         if on_row is not None:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memory.choices import StrategyChoice
+from memory.maintenance import Upkeep
 from memory.replay import GrowthRow, growth_factor, growth_table, replay
 from memory.standins import SizedExtractor, SizedSummariser
 from memory.tokens import TokenCounter
@@ -269,9 +270,7 @@ def simulate(config: SimConfig, *, counter: TokenCounter | None = None) -> Simul
     summarise = SizedSummariser(counter, config.summary_tokens)
     extract = SizedExtractor(counter, config.facts_tokens)
     strategies = {
-        c.label: c.create(
-            config.system_prompt, counter=counter, summarize=summarise, extract=extract
-        )
+        c.label: c.create(config.system_prompt, counter=counter, upkeep=Upkeep(summarise, extract))
         for c in config.strategies
     }
     steps = replay(

@@ -36,6 +36,7 @@ from engines.survival import (
     run_survival,
 )
 from lanes.binding import bind_settings
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.standins import StaticReply
 from memory.types import Completion, ModelFn, Request, Usage
 from providers import ProviderError, ProviderSettings, build_body, model_info
@@ -345,12 +346,12 @@ def prepare_sweep(
     found: dict[str, NewRequest] = {}
     lock = threading.Lock()
     records: Mapping[str, Mapping[str, Any]] = {}
-    summarize = extract = None
+    models = NO_UPKEEP
     if upkeep == "interactive":  # the upkeep an interactive run uses, recorded
         summarize, records = recording(settings, upkeep_fn)
-        extract = summarize
+        models = Upkeep.using(summarize)
     capture = capturing(settings, found, lock)
-    dry = run_survival(config, send=capture, summarize=summarize, extract=extract, workers=1)
+    dry = run_survival(config, send=capture, upkeep=models, workers=1)
     requests = tuple(found.values())
     notes = tuple(n for n in dry.notes if not n.startswith("payload only"))
     est = planned_estimate(est, requests, settings)
@@ -451,10 +452,10 @@ def replay(
                                error=ProviderError("no reply collected for this probe yet"))  # fmt: skip
         return reply
 
-    summarize = extract = None
+    models = NO_UPKEEP
     if upkeep == "interactive":
-        summarize = extract = replaying(settings, upkeep_records)
-    result = run_survival(config, send=answer, summarize=summarize, extract=extract, workers=1)
+        models = Upkeep.using(replaying(settings, upkeep_records))
+    result = run_survival(config, send=answer, upkeep=models, workers=1)
     if note:
         result.notes.append(note)
     result.model = settings.model

@@ -47,6 +47,7 @@ from engines.sweep import (
     recording,
     replaying,
 )
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.standins import ExtractiveSummariser, RuleExtractor, StaticReply
 from memory.tokens import TokenCounter
@@ -113,8 +114,7 @@ def _replay(
     grid: RecallGrid,
     *,
     send: Callable[..., Any],
-    summarize: ModelFn | None,
-    extract: ModelFn | None,
+    upkeep: Upkeep,
     model: str = "",
 ) -> list[RecallRow]:
     """One row per setting: the conversation through `run_setting`, questions to `send`."""
@@ -123,8 +123,8 @@ def _replay(
     full = full_tokens(conv, counter)
     rows = []
     for setting in grid.settings:
-        results = run_setting(conv, setting.resolve(full), counter=counter,
-                              summarize=summarize, extract=extract, send=send)  # fmt: skip
+        results = run_setting(conv, setting.resolve(full), counter=counter, upkeep=upkeep,
+                              send=send)  # fmt: skip
         label = f"{setting.label} · {model}" if model else setting.label
         rows.append(summarise(label, setting.name, results, model=model))
     return rows
@@ -140,14 +140,14 @@ class DryRun:
     upkeep_tokens: int
 
 
-def _requests(grid: RecallGrid, summarize: ModelFn | None, extract: ModelFn | None) -> list[Request]:  # fmt: skip
+def _requests(grid: RecallGrid, upkeep: Upkeep) -> list[Request]:
     found: list[Request] = []
 
     def keep(request: Request, on_delta: Any) -> StaticReply:
         found.append(request)
         return StaticReply("")
 
-    _replay(grid, send=keep, summarize=summarize, extract=extract)
+    _replay(grid, send=keep, upkeep=upkeep)
     return found
 
 
@@ -157,7 +157,7 @@ def dry_run(grid: RecallGrid) -> DryRun:
     counter = TokenCounter()
     summarize = _Counting(ExtractiveSummariser(), counter)
     extract = _Counting(RuleExtractor(), counter)
-    requests = _requests(grid, summarize, extract)
+    requests = _requests(grid, Upkeep(summarize, extract))
     return DryRun(tuple(requests), summarize.calls + extract.calls,
                   summarize.tokens + extract.tokens)  # fmt: skip
 
@@ -214,7 +214,7 @@ def prepare_recall_sweep(
     requests = dry.requests
     if upkeep == "interactive":
         summarize, records = recording(settings, upkeep_fn)
-        requests = tuple(_requests(grid, summarize, summarize))
+        requests = tuple(_requests(grid, Upkeep.using(summarize)))
     planned = _planned(requests, settings)
     est = _estimate(grid, settings, upkeep, dry, planned)
     note = f"{grid.cells:,} questions x settings → {len(planned):,} distinct requests"
@@ -292,7 +292,7 @@ def replay_recall(
         for settings in arms:
             fn = replaying(settings, upkeep_records)
             model = settings.model if len(arms) > 1 else ""
-            rows += _replay(grid, send=_answerer(settings, replies), summarize=fn, extract=fn,
+            rows += _replay(grid, send=_answerer(settings, replies), upkeep=Upkeep.using(fn),
                             model=model)  # fmt: skip
     else:
         rows = _graded_once(grid, arms, replies)

@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Protocol
 
 from memory.errors import ContextOverflow, MemoryLabError
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.registry import create, spec
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
-from memory.types import Completion, MaintenanceCall, ModelFn, Part, Request
+from memory.types import Completion, MaintenanceCall, Part, Request
 
 OK, ERROR, OVERFLOW, INCOMPLETE = "ok", "error", "overflow", "incomplete"
 CANCELLED = "cancelled"
@@ -315,8 +316,7 @@ class Lane:
         *,
         counter: TokenCounter,
         params: Mapping[str, Any] | None = None,
-        summarize: ModelFn | None = None,
-        extract: ModelFn | None = None,
+        upkeep: Upkeep = NO_UPKEEP,
         label: str | None = None,
         provider: Mapping[str, Any] | None = None,
     ) -> None:
@@ -330,8 +330,7 @@ class Lane:
             strategy_name,
             system_prompt,
             counter=counter,
-            summarize=summarize,
-            extract=extract,
+            upkeep=upkeep,
             params=self.params,
         )
         self.turns: list[LaneTurn] = []
@@ -493,7 +492,7 @@ class Lane:
         """Prompt tokens the next turn would send for a message like `sample_text` (probed on a
         fork, so nothing changes; maintenance a real turn would run first is skipped)."""
         probe = self.strategy.fork()
-        probe.summarize = probe.extract = _no_model
+        probe.upkeep = Upkeep.using(_no_model)
         try:
             return probe.prepare(sample_text).tokens.with_overhead
         except ContextOverflow:

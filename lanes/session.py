@@ -34,6 +34,7 @@ from lanes.labels import LaneIdentity, lane_labels
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from lanes.live import LiveRun
 from lanes.sharing import SharedCalls, prefix_key
+from memory.maintenance import Upkeep
 from memory.registry import spec as strategy_spec
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
@@ -177,7 +178,7 @@ class Session:
         # labels of lanes with their own provider
         self.own_providers: set[str] = {str(s.label) for s in specs if s.provider is not None}
         # lanes whose upkeep goes through the same settings share one pair of callables
-        upkeep_fns: dict[ProviderSettings, tuple[ModelFn, ModelFn]] = {}
+        upkeep_fns: dict[ProviderSettings, Upkeep] = {}
         for settings in self.upkeep_providers.values():
             if settings not in upkeep_fns:
                 upkeep_fns[settings] = self._upkeep_fns(settings)
@@ -206,26 +207,24 @@ class Session:
         # called as (session, turn, user_text) when a user turn begins, before any lane runs it
         self.turn_listeners: list[Callable[[Session, int, str], None]] = []
 
-    def _upkeep_fns(self, settings: ProviderSettings) -> tuple[ModelFn, ModelFn]:
-        """(summarize, extract) through `settings`, within the session's upkeep limits."""
+    def _upkeep_fns(self, settings: ProviderSettings) -> Upkeep:
+        """Summaries and extraction through `settings`, within the session's upkeep limits."""
         limits = self.upkeep
-        return (
+        return Upkeep(
             self.transport.as_model_fn(_limited(settings, limits.summary if limits else None)),
             self.transport.as_model_fn(_limited(settings, limits.extraction if limits else None)),
         )
 
-    def _shared_upkeep(
-        self, label: str, fns: Mapping[ProviderSettings, tuple[ModelFn, ModelFn]]
-    ) -> tuple[ModelFn, ModelFn]:
-        """Lane `label`'s (summarize, extract): its settings' pair, through the session's shared
+    def _shared_upkeep(self, label: str, fns: Mapping[ProviderSettings, Upkeep]) -> Upkeep:
+        """Lane `label`'s upkeep: its settings' model functions, through the session's shared
         calls when sharing is on."""
         settings = self.upkeep_providers[label]
-        summarize, extract = fns[settings]
-        if self.sharing is None:
-            return summarize, extract
-        return (
-            self.sharing.model_fn(label, settings, summarize),
-            self.sharing.model_fn(label, settings, extract),
+        upkeep = fns[settings]
+        if self.sharing is None or upkeep.summarize is None or upkeep.extract is None:
+            return upkeep
+        return Upkeep(
+            self.sharing.model_fn(label, settings, upkeep.summarize),
+            self.sharing.model_fn(label, settings, upkeep.extract),
         )
 
     def _pins(
@@ -244,8 +243,8 @@ class Session:
         }
         return slots.plan(list(reply), pinnable, needs, slots.server_slots())
 
-    def _lane(self, spec: LaneSpec, upkeep: tuple[ModelFn, ModelFn]) -> Lane:
-        """A lane for `spec`, making its upkeep calls through `upkeep` (summarize, extract).
+    def _lane(self, spec: LaneSpec, upkeep: Upkeep) -> Lane:
+        """A lane for `spec`, making its upkeep calls through `upkeep`.
         One with its own provider does its upkeep calls there too (the session's maintenance
         model belongs to the session's provider) and counts tokens with its own model's
         encoding."""
@@ -253,14 +252,12 @@ class Session:
         counter = (
             self.counter if own is None else TokenCounter.for_model(getattr(own, "model", None))
         )
-        summarize, extract = upkeep
         return Lane(
             spec.strategy,
             self.system_prompt,
             counter=counter,
             params=spec.params,
-            summarize=summarize,
-            extract=extract,
+            upkeep=upkeep,
             label=str(spec.label),
             provider=None if own is None else _public(own),
         )

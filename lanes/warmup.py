@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import MemoryLabError
-from memory.maintenance import extraction_request
+from memory.maintenance import Upkeep, extraction_request
 from memory.types import Completion, Request, Turn
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def probes(session: Session, labels: Iterable[str] | None = None) -> list[tuple[
         if not wanted(settings):
             continue
         fork = lane.strategy.fork()
-        fork.summarize = fork.extract = _no_model
+        fork.upkeep = Upkeep.using(_no_model)
         try:
             calls.append((fork.prepare(PROBE_TEXT), settings))
         except (MemoryLabError, RuntimeError) as exc:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.errors import InvalidParameter, UnknownStrategy
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.registry import REGISTRY, create, spec
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
-from memory.types import ModelFn
 
 
 @dataclass(frozen=True)
@@ -41,18 +41,10 @@ class StrategyChoice:
         system_prompt: str,
         *,
         counter: TokenCounter,
-        summarize: ModelFn | None = None,
-        extract: ModelFn | None = None,
+        upkeep: Upkeep = NO_UPKEEP,
     ) -> Strategy:
         """A fresh instance of this strategy with these parameters (the registry's `create`)."""
-        return create(
-            self.name,
-            system_prompt,
-            counter=counter,
-            summarize=summarize,
-            extract=extract,
-            params=self.params,
-        )
+        return create(self.name, system_prompt, counter=counter, upkeep=upkeep, params=self.params)
 
 
 def _coerce(name: str, key: str, raw: str) -> Any:

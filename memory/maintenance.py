@@ -1,7 +1,8 @@
-"""Maintenance requests a strategy sends to a model (summaries, fact extraction) and their parsers.
+"""Maintenance (upkeep) a strategy asks of a model: summaries and fact extraction.
 
-The prompts are built here as plain Requests; the model function that answers them is passed
-in from outside, so this module needs no network and is tested with fakes.
+The prompts are built here as plain Requests, with their parsers. The model functions that
+answer them arrive as one `Upkeep` value passed in from outside, so this module needs no
+network and is tested with fakes.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from memory.tokens import TokenCounter
@@ -172,3 +174,40 @@ def call_model(
         shared=completion.shared,
     )
     return call, result
+
+
+FactUpdate = tuple[dict[str, Any], list[str]]  # (facts to set, keys to delete)
+
+
+@dataclass(frozen=True)
+class Upkeep:
+    """The model functions a strategy's upkeep calls go to (None: no calls of that kind)."""
+
+    summarize: ModelFn | None = None
+    extract: ModelFn | None = None
+
+    @classmethod
+    def using(cls, model: ModelFn | None) -> Upkeep:
+        """One model function for both summaries and extraction."""
+        return cls(model, model)
+
+    def summary(
+        self, counter: TokenCounter, previous: str | None, turns: Sequence[Turn], *, words: int
+    ) -> tuple[MaintenanceCall, str | None]:
+        """Fold `turns` into `previous`: the call, and the new summary (None if it failed)."""
+        if self.summarize is None:
+            raise ValueError("no summariser model function was given")
+        request = summary_request(counter, previous, turns, words=words)
+        return call_model("summary", self.summarize, request, parse_summary)
+
+    def extraction(
+        self, counter: TokenCounter, facts: Mapping[str, Any], turn: Turn
+    ) -> tuple[MaintenanceCall, FactUpdate | None]:
+        """Ask for fact updates from `turn`: the call, and the update (None if it failed)."""
+        if self.extract is None:
+            raise ValueError("no extractor model function was given")
+        request = extraction_request(counter, facts, turn)
+        return call_model("extraction", self.extract, request, parse_fact_update)
+
+
+NO_UPKEEP = Upkeep()

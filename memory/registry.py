@@ -15,6 +15,7 @@ from typing import Any
 
 from memory.compose import Composition
 from memory.errors import DuplicateStrategy, InvalidParameter, UnknownStrategy
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.strategies.base import Strategy
 from memory.strategies.composed import composed_class
 from memory.strategies.entity import EntityMemory
@@ -26,7 +27,6 @@ from memory.strategies.summary_buffer import SummaryBuffer
 from memory.strategies.token_window import TokenWindow
 from memory.strategies.window import SlidingWindow
 from memory.tokens import TokenCounter
-from memory.types import ModelFn
 
 
 @dataclass(frozen=True)
@@ -273,8 +273,7 @@ def create(
     system_prompt: str,
     *,
     counter: TokenCounter,
-    summarize: ModelFn | None = None,
-    extract: ModelFn | None = None,
+    upkeep: Upkeep = NO_UPKEEP,
     params: Mapping[str, Any] | None = None,
 ) -> Strategy:
     """A new strategy instance with `params` checked against the spec (unknown names refused)."""
@@ -296,4 +295,4 @@ def create(
             raise InvalidParameter(f"{name}.{key} must be at most {p.maximum}, got {value!r}")
     options: dict[str, Any] = {**s.defaults(), **given}
     factory: Callable[..., Strategy] = s.cls
-    return factory(system_prompt, counter=counter, summarize=summarize, extract=extract, **options)
+    return factory(system_prompt, counter=counter, upkeep=upkeep, **options)

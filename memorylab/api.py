@@ -20,6 +20,7 @@ from engines.survival import (
     run_survival,
 )
 from memory.choices import StrategyChoice, parse_choice
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.replay import ReplayStep
 from memory.replay import replay as replay_steps
@@ -90,8 +91,7 @@ def create(
     return _choice(strategy).create(
         system_prompt,
         counter=TokenCounter(encoding),
-        summarize=summarize or ExtractiveSummariser(),
-        extract=extract or RuleExtractor(),
+        upkeep=Upkeep(summarize or ExtractiveSummariser(), extract or RuleExtractor()),
     )
 
 

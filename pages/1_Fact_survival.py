@@ -34,6 +34,7 @@ from lanes import jobs
 from lanes.binding import bind_settings
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
@@ -141,8 +142,7 @@ def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) 
         result = run_survival(
             config,
             send=send,
-            summarize=model_fn,
-            extract=model_fn,
+            upkeep=Upkeep.using(model_fn),
             on_progress=job.set_progress,
             on_row=job.add,
             cancel=job.cancel_event,

@@ -13,6 +13,7 @@ from typing import Any
 
 from lanes.lane import ERROR, LaneTurn
 from lanes.session import Session
+from memory.maintenance import Upkeep
 from memory.registry import create
 from memory.tokens import TokenCounter
 from providers.redaction import redact, safe_url
@@ -174,7 +175,7 @@ def fresh_state(name: str, settings: Mapping[str, Any]) -> dict[str, Any]:
             params = dict(lane.get("params") or {})
             strategy, own = str(lane.get("strategy") or name), lane.get("provider")
     counter = TokenCounter.for_model(None)
-    kw: dict[str, Any] = {"counter": counter, "summarize": _no_model, "extract": _no_model}
+    kw: dict[str, Any] = {"counter": counter, "upkeep": Upkeep.using(_no_model)}
     try:
         memory = create(strategy, "", params=params, **kw).snapshot()
     except (ValueError, TypeError):  # parameters this version no longer accepts

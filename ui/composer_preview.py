@@ -20,6 +20,7 @@ from lanes.session import Session
 from memory.choices import StrategyChoice
 from memory.compose import Composition
 from memory.errors import MemoryLabError
+from memory.maintenance import Upkeep
 from memory.registry import create
 from memory.replay import Entry, replay
 from memory.standins import ExtractiveSummariser, RuleExtractor, fixed_reply
@@ -119,14 +120,14 @@ def preview(
 ) -> list[Shown]:
     """The composition first, then each strategy in `compare`, at the conversation's latest
     turn (a strategy that cannot run says why in its `error`)."""
-    summarize, extract = ExtractiveSummariser(), RuleExtractor()
+    upkeep = Upkeep(ExtractiveSummariser(), RuleExtractor())
     cls = composed_class(composition)
     title = cls.title
     shown = [
         _show(
             composition.name,
             f"{title} (this composition)",
-            lambda c: cls(conv.system_prompt, counter=c, summarize=summarize, extract=extract),
+            lambda c: cls(conv.system_prompt, counter=c, upkeep=upkeep),
             conv,
             settings,
         )
@@ -143,8 +144,7 @@ def preview(
                     ch.name,
                     conv.system_prompt,
                     counter=c,
-                    summarize=ExtractiveSummariser(),
-                    extract=RuleExtractor(),
+                    upkeep=Upkeep(ExtractiveSummariser(), RuleExtractor()),
                     params=ch.params,
                 ),
                 conv,

@@ -24,6 +24,7 @@ from engines.tune import (
 from lanes import jobs
 from lanes.binding import bind_settings
 from memory.errors import InvalidParameter
+from memory.maintenance import Upkeep
 from present.tune import frontier_figure
 from ui import composer_view, navigation
 from ui.app_state import AppConfig, maintenance_settings, settings_for
@@ -202,7 +203,7 @@ def start_confirmation(config: SurvivalConfig, winner: Trial, app: AppConfig) ->
 
     def work(job: jobs.Job) -> SurvivalResult:
         return confirm(
-            config, winner, send=send, summarize=model_fn, extract=model_fn, cancel=job.cancel_event
+            config, winner, send=send, upkeep=Upkeep.using(model_fn), cancel=job.cancel_event
         )
 
     return job_board().submit(work, name="tune-confirm")

@@ -6,16 +6,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from engines.survival.config import ScriptTurn, SurvivalConfig
 from engines.survival.facts import SurvivalConfigError
 from engines.survival.results import Estimate, ProbeRow, Progress, SurvivalResult, _sort_key
 from engines.survival.runner import Hooks, _Runner
 from lanes.lane import Sender
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor, SizedSummariser, StaticReply
 from memory.tokens import TokenCounter
-from memory.types import ModelFn, Request
+from memory.types import Request
 
 STAND_IN_NOTE = (
     "upkeep by rule-based stand-ins, not a model: summaries keep the sentences that state "
@@ -24,18 +26,16 @@ STAND_IN_NOTE = (
 )
 
 
-def _stand_ins(
-    config: SurvivalConfig, summarize: ModelFn | None, extract: ModelFn | None
-) -> tuple[ModelFn | None, ModelFn | None, bool]:
+def _stand_ins(config: SurvivalConfig, upkeep: Upkeep) -> tuple[Upkeep, bool]:
     """Fill in rule-based upkeep where no model function was given (and one is needed)."""
     needs_summary = any(spec(s.name).cls.uses_summary for s in config.strategies)
     needs_facts = any(spec(s.name).cls.uses_facts for s in config.strategies)
     used = False
-    if needs_summary and summarize is None:
-        summarize, used = ExtractiveSummariser(), True
-    if needs_facts and extract is None:
-        extract, used = RuleExtractor(), True
-    return summarize, extract, used
+    if needs_summary and upkeep.summarize is None:
+        upkeep, used = replace(upkeep, summarize=ExtractiveSummariser()), True
+    if needs_facts and upkeep.extract is None:
+        upkeep, used = replace(upkeep, extract=RuleExtractor()), True
+    return upkeep, used
 
 
 def estimate(
@@ -60,13 +60,11 @@ def estimate(
     def fake_send(request: Request, on_delta: Callable[[str], None] | None) -> StaticReply:
         return StaticReply(sized_reply)
 
-    summarize: ModelFn | None = None
-    extract: ModelFn | None = None
+    upkeep = NO_UPKEEP
     if model_maintenance:
-        summarize = SizedSummariser(counter, assumed_summary_tokens)
-        extract = RuleExtractor()
-    summarize, extract, _ = _stand_ins(config, summarize, extract)
-    models = (fake_send if with_model else None, summarize, extract)
+        upkeep = Upkeep(SizedSummariser(counter, assumed_summary_tokens), RuleExtractor())
+    upkeep, _ = _stand_ins(config, upkeep)
+    models = (fake_send if with_model else None, upkeep)
     runner = _Runner(config, models, counter, count_stand_ins=model_maintenance)
     runner.run(workers=1)
     return Estimate(
@@ -89,8 +87,7 @@ def run_survival(
     config: SurvivalConfig,
     *,
     send: Sender | None = None,
-    summarize: ModelFn | None = None,
-    extract: ModelFn | None = None,
+    upkeep: Upkeep = NO_UPKEEP,
     counter: TokenCounter | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_row: Callable[[ProbeRow], None] | None = None,
@@ -108,15 +105,13 @@ def run_survival(
     if config.replies == "generated" and send is None:
         raise SurvivalConfigError("generated replies need a model: choose fixed replies or a model")
     counter = counter or TokenCounter(config.encoding)
-    summarize, extract, stand_in = _stand_ins(config, summarize, extract)
+    upkeep, stand_in = _stand_ins(config, upkeep)
     if on_progress is not None and expected_calls is None:
         expected_calls = estimate(
             config, with_model=send is not None, model_maintenance=not stand_in, counter=counter
         ).calls
     hooks = Hooks(on_progress, on_row, cancel, expected_calls)
-    runner = _Runner(
-        config, (send, summarize, extract), counter, hooks, stand_in=stand_in, turns=turns
-    )
+    runner = _Runner(config, (send, upkeep), counter, hooks, stand_in=stand_in, turns=turns)
     started = time.perf_counter()
     if workers is None:
         workers = len(config.strategies) if send is not None else 1

@@ -35,6 +35,7 @@ from engines.survival.verdicts import (
 from lanes.lane import OVERFLOW, Lane, LaneTurn, ReplyLike, Sender
 from memory.choices import StrategyChoice
 from memory.errors import ContextOverflow, MemoryLabError
+from memory.maintenance import Upkeep
 from memory.numbers import Answer
 from memory.registry import spec
 from memory.standins import (
@@ -67,7 +68,7 @@ class _Runner:
     def __init__(
         self,
         config: SurvivalConfig,
-        models: tuple[Sender | None, ModelFn | None, ModelFn | None],
+        models: tuple[Sender | None, Upkeep],
         counter: TokenCounter,
         hooks: Hooks = Hooks(),
         *,
@@ -75,7 +76,7 @@ class _Runner:
         stand_in: bool = False,
         turns: Sequence[ScriptTurn] | None = None,
     ) -> None:
-        send, summarize, extract = models
+        send, given = models
         on_progress, on_row = hooks.on_progress, hooks.on_row
         cancel, expected_calls = hooks.cancel, hooks.expected_calls
         self.config = config
@@ -94,13 +95,16 @@ class _Runner:
         self.prompt_tokens = 0
         self.maintenance_tokens = 0
         self.output_tokens = 0
+
         # upkeep by a model is counted as calls; rule-based stand-ins cost nothing
-        self.summarize = self._counted_model(summarize) if summarize else None
-        self.extract = self._counted_model(extract) if extract else None
-        for name in ("summarize", "extract"):
-            fn = summarize if name == "summarize" else extract
-            if isinstance(fn, ExtractiveSummariser | RuleExtractor) and not count_stand_ins:
-                setattr(self, name, fn)
+        def counted(fn: ModelFn | None) -> ModelFn | None:
+            if fn is None or (
+                isinstance(fn, ExtractiveSummariser | RuleExtractor) and not count_stand_ins
+            ):
+                return fn
+            return self._counted_model(fn)
+
+        self.upkeep = Upkeep(counted(given.summarize), counted(given.extract))
         self.script = list(turns) if turns is not None else script(config)
         self.stand_in = stand_in
         self.rows_total = config.rows_total
@@ -314,8 +318,7 @@ class _Runner:
             self.config.system_prompt,
             counter=self.counter,
             params=choice.params,
-            summarize=self.summarize,
-            extract=self.extract,
+            upkeep=self.upkeep,
         )
         probes = set(self.config.probe_turns)
         last = self.config.last_turn

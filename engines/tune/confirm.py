@@ -9,7 +9,7 @@ from dataclasses import replace
 from engines.survival import Estimate, SurvivalConfig, SurvivalResult, estimate, run_survival
 from engines.tune.results import Trial
 from lanes.lane import Sender
-from memory.types import ModelFn
+from memory.maintenance import NO_UPKEEP, Upkeep
 
 
 def confirmation_plan(config: SurvivalConfig, trial: Trial) -> Estimate:
@@ -23,8 +23,7 @@ def confirm(
     trial: Trial,
     *,
     send: Sender,
-    summarize: ModelFn | None = None,
-    extract: ModelFn | None = None,
+    upkeep: Upkeep = NO_UPKEEP,
     cancel: threading.Event | None = None,
 ) -> SurvivalResult:
     """Run the survival lab for the winning setting with a real model: its recall verdicts say
@@ -32,8 +31,7 @@ def confirm(
     return run_survival(
         replace(config, strategies=(trial.choice,)),
         send=send,
-        summarize=summarize,
-        extract=extract,
+        upkeep=upkeep,
         cancel=cancel,
         workers=1,
     )

@@ -21,6 +21,7 @@ from engines.tune.evaluator import DEFAULT_SYSTEM, Evaluator, Measure, Point
 from engines.tune.results import EVIDENCE
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.maintenance import Upkeep
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
@@ -119,8 +120,7 @@ class QuestionsEvaluator(Evaluator):
                 self.conversation,
                 choice,
                 counter=self.counter,
-                summarize=summarize,
-                extract=extract,
+                upkeep=Upkeep(summarize, extract),
             )
         except MemoryLabError as exc:  # e.g. a budget smaller than a question's request
             return Measure((), 0.0, error=str(exc))

@@ -19,13 +19,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from memory.errors import ContextOverflow, InvalidMessage, InvalidParameter
-from memory.maintenance import call_model, parse_summary, summary_request
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.tokens import TokenCounter
 from memory.types import (
     Account,
     MaintenanceCall,
     Message,
-    ModelFn,
     Part,
     Request,
     TokenCount,
@@ -128,8 +127,7 @@ class Strategy:
         system_prompt: str,
         *,
         counter: TokenCounter,
-        summarize: ModelFn | None = None,
-        extract: ModelFn | None = None,
+        upkeep: Upkeep = NO_UPKEEP,
         summary_placement: Placement = "system",
         summary_note: bool = False,
         trigger: float = 0.8,
@@ -141,14 +139,15 @@ class Strategy:
             raise InvalidParameter("summary_placement is 'system' or 'message'")
         if not 0 < trigger <= 1:
             raise InvalidParameter(f"trigger is a fraction of the budget in (0, 1], got {trigger}")
-        if self.uses_summary and summarize is None:
+        if not isinstance(upkeep, Upkeep):
+            raise InvalidParameter(f"upkeep is an Upkeep value, got {type(upkeep).__name__}")
+        if self.uses_summary and upkeep.summarize is None:
             raise InvalidParameter(f"the {self.name} strategy needs a summariser model function")
-        if self.uses_facts and extract is None:
+        if self.uses_facts and upkeep.extract is None:
             raise InvalidParameter(f"the {self.name} strategy needs an extractor model function")
         self.system_prompt = system_prompt
         self.counter = counter
-        self.summarize = summarize
-        self.extract = extract
+        self.upkeep = upkeep
         self.summary_placement: Placement = summary_placement
         self.summary_note = summary_note
         self.trigger = trigger
@@ -284,18 +283,16 @@ class Strategy:
 
     def fold(self, turns: Sequence[int]) -> MaintenanceCall:
         """Fold `turns` into the running summary; on failure the old summary stays."""
-        assert self.summarize is not None
         # the summary always covers a prefix of the history: 1..len(summarised)
         assert list(turns) == list(
             range(len(self.summarised) + 1, len(self.summarised) + 1 + len(turns))
         )
-        request = summary_request(
+        call, summary = self.upkeep.summary(
             self.counter,
             self.summary,
             [self.history.turn(i) for i in turns],
             words=self.summary_words,
         )
-        call, summary = call_model("summary", self.summarize, request, parse_summary)
         if summary is not None:
             cap = self.summary_cap()
             if cap is not None and self.counter.count(summary) > cap:

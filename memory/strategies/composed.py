@@ -26,12 +26,13 @@ from typing import Any, ClassVar
 
 from memory.compose import Block, Composition
 from memory.errors import ContextOverflow, InvalidParameter
+from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.strategies.base import Strategy
 from memory.strategies.entity import extract_facts
 from memory.strategies.retrieval import TurnRecall
 from memory.strategies.token_window import check_budget
 from memory.tokens import TokenCounter
-from memory.types import MaintenanceCall, ModelFn, Part, Request, TokenCount, Turn
+from memory.types import MaintenanceCall, Part, Request, TokenCount, Turn
 
 
 class Composed(Strategy):
@@ -44,8 +45,7 @@ class Composed(Strategy):
         system_prompt: str,
         *,
         counter: TokenCounter,
-        summarize: ModelFn | None = None,
-        extract: ModelFn | None = None,
+        upkeep: Upkeep = NO_UPKEEP,
         **values: Any,
     ) -> None:
         comp = self.composition.with_values(values) if values else self.composition
@@ -53,8 +53,7 @@ class Composed(Strategy):
         super().__init__(
             system_prompt,
             counter=counter,
-            summarize=summarize,
-            extract=extract,
+            upkeep=upkeep,
             summary_placement="message" if summary and summary.placement == "message" else "system",
             summary_note=bool(summary and summary.note),
             trigger=summary.trigger if summary else 0.8,
@@ -356,15 +355,12 @@ def compose_strategy(
     system_prompt: str,
     *,
     counter: TokenCounter,
-    summarize: ModelFn | None = None,
-    extract: ModelFn | None = None,
+    upkeep: Upkeep = NO_UPKEEP,
     values: Mapping[str, Any] | None = None,
 ) -> Composed:
     """A running strategy for `composition` (registered or not), with some values changed."""
     cls = composed_class(composition)
-    return cls(
-        system_prompt, counter=counter, summarize=summarize, extract=extract, **dict(values or {})
-    )
+    return cls(system_prompt, counter=counter, upkeep=upkeep, **dict(values or {}))
 
 
 def describe(composition: Composition) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.maintenance import call_model, extraction_request, parse_fact_update
 from memory.strategies.base import Strategy
 from memory.strategies.window import check_k
 from memory.types import MaintenanceCall, Request, Turn
@@ -12,9 +11,7 @@ from memory.types import MaintenanceCall, Request, Turn
 
 def extract_facts(strategy: Strategy, turn: Turn) -> MaintenanceCall:
     """Ask the extractor for updates from `turn` and apply them; invalid replies change nothing."""
-    assert strategy.extract is not None
-    request = extraction_request(strategy.counter, strategy.facts, turn)
-    call, update = call_model("extraction", strategy.extract, request, parse_fact_update)
+    call, update = strategy.upkeep.extraction(strategy.counter, strategy.facts, turn)
     if update is not None:
         to_set, to_delete = update
         for key in to_delete:

@@ -32,6 +32,7 @@ from engines.survival import (
 )
 from engines.survival.verdicts import LEAK_FLAG
 from memory.choices import StrategyChoice, parse_choice
+from memory.maintenance import Upkeep
 from memory.standins import StaticReply
 from memory.types import Completion, Usage
 from scenarios.filler import FillerTurn
@@ -248,7 +249,7 @@ def test_progress_counts_calls_up_to_the_estimate(counter):
     assert est.maintenance_calls >= 7  # one extraction per entity turn at least
     seen = []
     result = run_survival(
-        cfg, send=echo_send, summarize=model, extract=model, counter=counter,
+        cfg, send=echo_send, upkeep=Upkeep.using(model), counter=counter,
         on_progress=seen.append, expected_calls=est.calls,
     )  # fmt: skip
     assert seen and seen[-1].done == result.calls

@@ -29,6 +29,7 @@ from engines.survival import (
     script,
 )
 from memory.choices import StrategyChoice
+from memory.maintenance import Upkeep
 from memory.standins import StaticReply
 
 FUND, RENT = EXAMPLE_FACTS
@@ -103,7 +104,7 @@ def test_a_summary_that_kept_only_the_old_value_is_stale_in_payload():
     config = SurvivalConfig(
         facts=(RENT,), probe_turns=(11,), strategies=(StrategyChoice("summary"),)
     )
-    (row,) = run_survival(config, summarize=summarise).rows
+    (row,) = run_survival(config, upkeep=Upkeep(summarise)).rows
     assert row.payload_state == STALE and row.in_payload is False
     assert row.verdict == STALE_IN_PAYLOAD
 

@@ -27,6 +27,7 @@ from engines.sweep_run import (
     start,
 )
 from memory.choices import StrategyChoice
+from memory.maintenance import Upkeep
 from memory.standins import StaticReply
 from memory.types import Completion
 from providers import ProviderSettings, build_body, model_info
@@ -218,7 +219,7 @@ def test_interactive_upkeep_is_recorded_once_and_replayed(fb, store):
     done = collect_all(store, sweep_id, settings)
     assert len(calls) == planned_calls  # collecting replays; the model is not asked again
     calls.clear()
-    expected = interactive(CONFIG, settings, summarize=upkeep, extract=upkeep)
+    expected = interactive(CONFIG, settings, upkeep=Upkeep.using(upkeep))
     assert rows(done.result) == rows(expected)
     assert done.result.maintenance == "model"
 

@@ -20,6 +20,7 @@ from engines.sweep_run import (
     resubmit_failed,
     start,
 )
+from memory.maintenance import Upkeep
 from memory.types import Completion
 from providers import ProviderSettings, model_info
 from providers.batch import BATCH_DISCOUNT
@@ -137,7 +138,7 @@ def test_recall_interactive_upkeep_is_recorded_and_replayed(fb, store):
     made = len(calls)
     done = collect_all(store, start(store, plan), settings)
     assert len(calls) == made  # collecting replays the recorded upkeep
-    expected = answered_live(GRID, settings, summarize=upkeep, extract=upkeep)
+    expected = answered_live(GRID, settings, upkeep=Upkeep.using(upkeep))
     assert done.recall is not None and table(done.recall.rows) == table(expected)
 
 

@@ -12,6 +12,7 @@ import pytest
 from engines.survival import SurvivalConfig, run_survival
 from engines.tune import STOP_CANCELLED, STOP_DONE, STOP_TRIALS, Target, ladder, tune
 from memory.choices import StrategyChoice
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, Param
 
 CONFIG = SurvivalConfig(probe_turns=(12,))
@@ -131,7 +132,7 @@ def test_confirming_the_winner_states_its_cost_first_then_asks_the_model(result)
     def summarize(request):
         return Completion("Summary: the user is Chiru and earns 1,20,000 a month.")
 
-    run = confirm(CONFIG, result.winner, send=send, summarize=summarize, extract=None)
+    run = confirm(CONFIG, result.winner, send=send, upkeep=Upkeep(summarize))
     probes = [r for r in asked if r.messages[-1].content in {f.probe for f in CONFIG.facts}]
     assert plan.probe_calls == len(probes) == len(run.rows) > 0
     assert run.mode == "model" and any(r.recalled for r in run.rows)

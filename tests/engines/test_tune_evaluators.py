@@ -29,6 +29,7 @@ from engines.tune import (
     tune,
 )
 from memory.choices import StrategyChoice
+from memory.maintenance import Upkeep
 from memory.tokens import TokenCounter
 from scenarios.longmem import LongMemFormatError
 from scenarios.longmem_world import generate
@@ -356,7 +357,7 @@ def test_questions_cost_adds_a_summary_strategys_upkeep_per_turn(small_world):
     choice = StrategyChoice("summary_buffer", {"budget": 1500})
     row = summarise("s", "summary_buffer", run_setting(conv, choice, counter=COUNTER))
     strategy = create("summary_buffer", conv.system, counter=COUNTER,
-                      summarize=ExtractiveSummariser(), params=choice.params)  # fmt: skip
+                      upkeep=Upkeep(ExtractiveSummariser()), params=choice.params)  # fmt: skip
     upkeep = sum(
         call.request.tokens.content for user, reply in conv.turns
         for call in strategy.commit(user, reply)

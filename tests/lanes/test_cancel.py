@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from lanes.lane import CANCELLED, OK, Lane
 from lanes.session import LaneSpec, Session, UpkeepLimits
+from memory.maintenance import Upkeep
 from memory.registry import DEFAULT_LANES, REGISTRY
 from memory.tokens import TokenCounter
 from memory.types import Completion
@@ -96,7 +97,7 @@ def test_stop_during_upkeep_drops_the_summary_and_facts_of_that_turn():
     def extract(request):
         return Completion('{"set": {"name": "Chiru"}, "delete": []}')
 
-    lane = Lane("hybrid", "You help.", counter=counter, summarize=model, extract=extract)
+    lane = Lane("hybrid", "You help.", counter=counter, upkeep=Upkeep(model, extract))
     send = FakeTransport().stream
 
     def on_reply(text: str) -> None:  # the reply is on screen; upkeep starts after this

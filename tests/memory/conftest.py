@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory.choices import StrategyChoice
+from memory.maintenance import Upkeep
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
 from memory.types import Completion, ModelFn, Request
@@ -61,8 +62,8 @@ def with_fakes(
     **params: object,
 ) -> Strategy:
     """A new strategy with a fresh FakeSummariser and FakeExtractor unless others are given."""
-    fakes = {"summarize": summarize or FakeSummariser(), "extract": extract or FakeExtractor()}
-    return StrategyChoice(name, params).create(system, counter=counter, **fakes)
+    fakes = Upkeep(summarize or FakeSummariser(), extract or FakeExtractor())
+    return StrategyChoice(name, params).create(system, counter=counter, upkeep=fakes)
 
 
 @pytest.fixture

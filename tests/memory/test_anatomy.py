@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ContextOverflow, InvalidParameter
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, StrategySpec, create
 from memory.types import PARTS, Completion, Request
 from tests.memory.compositions import SAMPLE_NAMES
@@ -131,8 +132,7 @@ def test_parts_add_up_to_the_counted_total(
             name,
             system,
             counter=counter,
-            summarize=Flaky(FakeSummariser(), failing),
-            extract=Flaky(FakeExtractor(), failing),
+            upkeep=Upkeep(Flaky(FakeSummariser(), failing), Flaky(FakeExtractor(), failing)),
             params=params,
         )
     except InvalidParameter:
@@ -158,8 +158,7 @@ def test_a_hybrid_request_splits_three_ways(counter):
         "hybrid",
         "You are FinCoach.",
         counter=counter,
-        summarize=FakeSummariser(),
-        extract=FakeExtractor(),
+        upkeep=Upkeep(FakeSummariser(), FakeExtractor()),
         params={"budget": 300},
     )
     for i in range(1, 8):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from memory.compose import KINDS, Block, Composition, builtin_composition
 from memory.errors import ContextOverflow, DuplicateStrategy, InvalidParameter
+from memory.maintenance import Upkeep
 from memory.registry import (
     REGISTRY,
     SPARE_COLORS,
@@ -32,7 +33,7 @@ SYSTEM = "You are FinCoach, a careful personal finance assistant."
 def run(comp: Composition, **models: Any) -> Composed:
     models.setdefault("summarize", FakeSummariser())
     models.setdefault("extract", RuleExtractor())
-    return compose_strategy(comp, SYSTEM, counter=COUNTER, **models)
+    return compose_strategy(comp, SYSTEM, counter=COUNTER, upkeep=Upkeep(**models))
 
 
 def words(n: int, word: str = " la") -> str:
@@ -346,12 +347,20 @@ def test_a_registered_composition_is_a_strategy_like_any_other(register):
     builtin_colors = {s.color for s in REGISTRY.values() if s.composition is None}
     assert spec.color in SPARE_COLORS and spec.color not in builtin_colors
     strategy = create(
-        "my_memory", SYSTEM, counter=COUNTER, summarize=FakeSummariser(), params={"recent_k": 1}
+        "my_memory",
+        SYSTEM,
+        counter=COUNTER,
+        upkeep=Upkeep(FakeSummariser()),
+        params={"recent_k": 1},
     )
     assert isinstance(strategy, Composed) and strategy.comp.block("recent").count == 1
     with pytest.raises(InvalidParameter, match="has no parameter top_k"):
         create(
-            "my_memory", SYSTEM, counter=COUNTER, summarize=FakeSummariser(), params={"top_k": 1}
+            "my_memory",
+            SYSTEM,
+            counter=COUNTER,
+            upkeep=Upkeep(FakeSummariser()),
+            params={"top_k": 1},
         )
     with pytest.raises(DuplicateStrategy, match="already registered"):
         register_composition(MINE)

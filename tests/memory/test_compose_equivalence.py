@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from memory.compose import builtin_composition
 from memory.errors import ContextOverflow, InvalidParameter
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, create
 from memory.standins import ExtractiveSummariser, RuleExtractor, SizedSummariser
 from memory.strategies.base import Strategy
@@ -62,17 +63,17 @@ def upkeep(calls: Sequence[MaintenanceCall]) -> list[tuple[Any, ...]]:
 def pair(
     name: str, options: dict[str, Any], kind: str, tokens: int, fails: list[bool]
 ) -> tuple[Strategy, Strategy]:
-    def models() -> dict[str, Any]:
+    def models() -> Upkeep:
         inner = ExtractiveSummariser() if kind == "extractive" else SizedSummariser(COUNTER, tokens)
-        return {"summarize": Flaky(inner, fails), "extract": Flaky(RuleExtractor(), fails[1:])}
+        return Upkeep(Flaky(inner, fails), Flaky(RuleExtractor(), fails[1:]))
 
     try:
-        builtin = create(name, SYSTEM, counter=COUNTER, params=options, **models())
+        builtin = create(name, SYSTEM, counter=COUNTER, params=options, upkeep=models())
     except InvalidParameter:  # e.g. fold_to above trigger: refused at creation
         assume(False)
         raise
     composed = compose_strategy(
-        builtin_composition(name, options), SYSTEM, counter=COUNTER, **models()
+        builtin_composition(name, options), SYSTEM, counter=COUNTER, upkeep=models()
     )
     return builtin, composed
 

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ContextOverflow, InvalidParameter
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, create
 from memory.replay import replay
 from memory.standins import RuleExtractor
@@ -126,8 +127,7 @@ def build(name: str, options: dict[str, Any], kind: str, tokens: int) -> Strateg
             name,
             SYSTEM,
             counter=COUNTER,
-            summarize=summariser(kind, tokens),
-            extract=RuleExtractor(),
+            upkeep=Upkeep(summariser(kind, tokens), RuleExtractor()),
             params=options,
         )
     except InvalidParameter:  # e.g. fold_to above trigger: refused at creation, not a contract

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ContextOverflow
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, create
 from tests.memory.compositions import SAMPLE_NAMES
 from tests.memory.conftest import FakeExtractor, FakeSummariser
@@ -26,8 +27,7 @@ def build(name, counter, **params):
         name,
         SYSTEM,
         counter=counter,
-        summarize=FakeSummariser(),
-        extract=FakeExtractor(),
+        upkeep=Upkeep(FakeSummariser(), FakeExtractor()),
         params=params,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.strategies.base import SUMMARY_ACK, SUMMARY_NOTE
 from memory.types import Completion
@@ -172,7 +173,7 @@ def test_snapshot_and_restore_give_the_same_next_request(counter, name):
         s.commit(f"my item{i} is value{i} about salary", f"noted value{i} " * 5)
     data = json.loads(json.dumps(s.snapshot()))  # survives JSON
     fresh = make(name, counter, **({"budget": 200} if "budget" in _params(name) else {}))
-    fresh.summarize = fresh.extract = None  # restoring calls no model
+    fresh.upkeep = Upkeep()  # restoring calls no model
     fresh.restore(data)
     assert fresh.prepare("what is my salary?") == s.prepare("what is my salary?")
 

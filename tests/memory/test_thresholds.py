@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.maintenance import Upkeep
 from memory.registry import create
 from tests.memory.conftest import FakeSummariser
 
@@ -18,7 +19,7 @@ def test_summary_buffer_folds_only_above_the_threshold(counter, offset, folds):
         "summary_buffer",
         SYSTEM,
         counter=counter,
-        summarize=FakeSummariser("short"),
+        upkeep=Upkeep(FakeSummariser("short")),
         params={"budget": budget, "trigger": trigger},
     )
     assert s.threshold == 100
@@ -61,7 +62,7 @@ def test_once_triggered_the_summary_buffer_folds_down_to_fold_to(counter):
         "summary_buffer",
         SYSTEM,
         counter=counter,
-        summarize=FakeSummariser("short"),
+        upkeep=Upkeep(FakeSummariser("short")),
         params={"budget": budget, "trigger": 0.8, "fold_to": 0.4},
     )
     resting = []
@@ -83,6 +84,6 @@ def test_fold_to_above_the_trigger_is_refused(counter):
             "summary_buffer",
             SYSTEM,
             counter=counter,
-            summarize=FakeSummariser(),
+            upkeep=Upkeep(FakeSummariser()),
             params={"trigger": 0.5, "fold_to": 0.7},
         )

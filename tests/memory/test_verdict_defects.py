@@ -10,6 +10,7 @@ from memory import standins
 from memory.maintenance import (
     EXTRACTION_SYSTEM,
     SUMMARY_SYSTEM,
+    Upkeep,
     extraction_request,
     summary_request,
 )
@@ -40,8 +41,7 @@ def test_a_message_that_fits_with_the_system_prompt_is_sent(counter, name):
         name,
         SYSTEM_17,
         counter=counter,
-        summarize=WordySummariser(),
-        extract=RuleExtractor(),
+        upkeep=Upkeep(WordySummariser(), RuleExtractor()),
         params={"budget": 600},
     )
     strategy.commit("Hi there!", "Hello! How can I help?")
@@ -66,7 +66,7 @@ def test_a_message_that_cannot_fit_raises_and_changes_nothing(counter):
         "summary_buffer",
         SYSTEM_17,
         counter=counter,
-        summarize=WordySummariser(),
+        upkeep=Upkeep(WordySummariser()),
         params={"budget": 600},
     )
     s.commit("Hi there!", "Hello! How can I help?")
@@ -84,7 +84,7 @@ def test_shrunk_example_tiny_budget_with_equal_marks(counter):
         "summary_buffer",
         system,
         counter=counter,
-        summarize=FakeSummariser(),
+        upkeep=Upkeep(FakeSummariser()),
         params={"budget": 15, "trigger": 1.0, "fold_to": 1.0},
     )
     assert counter.count(system) + counter.count("rent") <= 15
@@ -138,7 +138,7 @@ def test_hybrid_leaves_out_a_facts_block_that_leaves_no_room(counter):
         def __call__(self, request):
             return Completion(json.dumps({"set": {"notes": counter.text_of_tokens(200)}}))
 
-    options = {"summarize": WordySummariser(), "extract": BigFacts()}
+    options = {"upkeep": Upkeep(WordySummariser(), BigFacts())}
     s = create("hybrid", SYSTEM_17, counter=counter, params={"budget": 400}, **options)
     s.commit("Hi", "Hello")
     before = json.dumps(s.snapshot())

@@ -30,7 +30,7 @@ def test_strategies_lists_the_registry_with_defaults():
 def test_create_reads_the_cli_form_and_refuses_bad_ones():
     s = ml.create("window:k=2", "Be brief.")
     assert s.name == "window" and s.k == 2
-    assert ml.create("hybrid").summarize is not None  # stand-ins when no model is given
+    assert ml.create("hybrid").upkeep.summarize is not None  # stand-ins when no model is given
     with pytest.raises(UnknownStrategy, match="windw"):
         ml.create("windw")
     with pytest.raises(InvalidParameter):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lanes.lane import OK, LaneTurn
@@ -139,8 +139,9 @@ def run_fault(fault: Fault, server_url: str, db_url: str) -> Outcome:
     tracker = store.track(session)
     lane = session.lanes[fault.lane]
     if fault.upkeep:
-        healthy = getattr(lane.strategy, fault.upkeep)
-        setattr(lane.strategy, fault.upkeep, _broken_upkeep(fault.upkeep))
+        healthy = lane.strategy.upkeep
+        broken = {fault.upkeep: _broken_upkeep(fault.upkeep)}
+        lane.strategy.upkeep = replace(healthy, **broken)
     else:
         url = dead_url()[: -len("/v1")] if fault.dead_port else server_url
         overrides: dict[str, Any] = {"max_retries": 0 if fault.timeout else 2}
@@ -163,7 +164,7 @@ def run_fault(fault: Fault, server_url: str, db_url: str) -> Outcome:
     transport.faults.clear()
     attempted = len(LANES)
     if fault.upkeep:
-        setattr(lane.strategy, fault.upkeep, healthy)
+        lane.strategy.upkeep = healthy
         second = session.run_turn("What is my name?")
         attempted += len(LANES)
         again = second[fault.lane]

@@ -83,11 +83,12 @@ def test_an_old_export_opens_and_imports(tmp_path):
 
 def test_a_lane_that_has_not_answered_gets_the_memory_its_strategy_makes():
     from lanes.lane import Lane
+    from memory.maintenance import Upkeep
     from memory.registry import REGISTRY
     from memory.tokens import TokenCounter
     from storage.records import fresh_state
 
     for name in REGISTRY:
-        lane = Lane(name, "", counter=TokenCounter.for_model(None), summarize=len, extract=len)
+        lane = Lane(name, "", counter=TokenCounter.for_model(None), upkeep=Upkeep.using(len))
         settings = {"lanes": [{"strategy": name, "params": {}}]}
         assert fresh_state(name, settings) == lane.memory_state()

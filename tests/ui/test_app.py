@@ -7,6 +7,7 @@ import threading
 
 from streamlit.testing.v1 import AppTest
 
+from memory.maintenance import Upkeep
 from memory.registry import DEFAULT_LANES, create
 from memory.tokens import TokenCounter
 from scenarios import fincoach
@@ -58,8 +59,7 @@ def test_each_lane_shows_the_body_it_sent_matching_the_memory_core(fake_transpor
             name,
             fincoach.SYSTEM_PROMPT,
             counter=counter,
-            summarize=fake_transport.as_model_fn(None),
-            extract=fake_transport.as_model_fn(None),
+            upkeep=Upkeep.using(fake_transport.as_model_fn(None)),
             params=session.lanes[name].params,
         )
         first = session.lanes[name].turns[0]
