@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from lanes.session import UpkeepLimits  # noqa: E402
 from memory.maintenance import Upkeep  # noqa: E402
-from memory.strategies.entity import EntityMemory, extract_facts  # noqa: E402
+from memory.strategies.composed import extract_facts  # noqa: E402
+from memory.strategies.entity import EntityMemory  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request, Turn  # noqa: E402
 from providers import embedded, preset, stream  # noqa: E402

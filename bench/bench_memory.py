@@ -24,9 +24,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.compose import builtin_composition, read_composition  # noqa: E402
+from memory.compose import read_composition  # noqa: E402
 from memory.maintenance import Upkeep  # noqa: E402
-from memory.registry import REGISTRY, create, register_composition  # noqa: E402
+from memory.registry import (  # noqa: E402
+    REGISTRY,
+    builtin_composition,
+    create,
+    register_composition,
+)
 from memory.tokens import TokenCounter  # noqa: E402
 from memory.types import Completion, Request  # noqa: E402
 from scenarios import fincoach  # noqa: E402

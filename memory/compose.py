@@ -26,17 +26,16 @@ fit, ContextOverflow names them. The payload format is the built-in strategies' 
 (memory/strategies/base.py): facts and summary in the system text, then the turns in
 conversation order (so the order of `blocks` is the order they are listed and described in,
 not a wire order), then the new message. memory/strategies/composed.py runs a composition;
-`builtin_composition` writes every built-in strategy as one.
+every built-in strategy declares one (memory/strategies/*.py).
 
-Reason for length (over ~400 lines): the validation with its per-field messages, the JSON
-reader and the eight built-ins' composition forms all read the same field tables, kept here.
+May import: memory/errors.py and memory/jsontext.py (plain data: no strategy, no registry).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
@@ -391,72 +390,3 @@ def _block_from(raw: Any, index: int) -> Block:
 
 
 BLOCK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Block))
-
-
-def builtin_composition(name: str, params: Mapping[str, Any] | None = None) -> Composition:
-    """The built-in strategy `name` at `params` (registry defaults filled in), as a composition
-    whose payloads are byte-identical to the built-in's (tests/memory/test_compose_equivalence)."""
-    from memory.registry import spec  # the registry imports this module
-
-    values = {**spec(name).defaults(), **dict(params or {})}
-
-    def summary(policy: str) -> Block:
-        return Block(
-            "summary",
-            policy=policy,
-            trigger=values.get("trigger", 0.8),
-            fold_to=values.get("fold_to", 0.5),
-            placement=values["summary_placement"],
-            note=values["summary_note"],
-        )
-
-    budget = values.get("budget")
-    recent = Block("recent", count=values.get("k"))
-    everything = Block("recent")
-    shapes: dict[str, Callable[[], tuple[tuple[Block, ...], tuple[str, ...]]]] = {
-        "full": lambda: ((everything,), ()),
-        "window": lambda: ((recent,), ()),
-        "token_window": lambda: ((everything,), ("recent",)),
-        "summary": lambda: ((summary("every_turn"), everything), ()),
-        "summary_buffer": lambda: (
-            (summary("threshold"), everything),
-            ("recent", "summary"),
-        ),
-        "entity": lambda: ((Block("facts"), recent), ()),
-        "hybrid": lambda: (
-            (
-                Block("facts"),
-                summary("threshold"),
-                Block(
-                    "retrieved",
-                    share=values["recall_share"],
-                    neighbours=values.get("neighbours", 0.25),
-                ),
-                everything,
-            ),
-            ("recent", "retrieved", "summary", "facts"),
-        ),
-        "retrieval": lambda: (
-            (
-                Block(
-                    "retrieved",
-                    top_k=values["top_k"],
-                    budget=values["recall_budget"] or None,
-                    neighbours=values["neighbours"],
-                ),
-                recent,
-            ),
-            (),
-        ),
-    }
-    if name not in shapes:
-        raise InvalidParameter(f"the built-in {name!r} has no composition form yet")
-    blocks, give_way = shapes[name]()
-    return Composition(
-        name=f"composed_{name}",
-        blocks=blocks,
-        budget=budget,
-        give_way=give_way,
-        title=f"{spec(name).title} (composed)",
-        description=f"The {name} strategy, built from blocks.",
-    )

@@ -17,7 +17,7 @@ from memory.compose import Composition
 from memory.errors import DuplicateStrategy, InvalidParameter, UnknownStrategy
 from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.strategies.base import Strategy
-from memory.strategies.composed import composed_class
+from memory.strategies.composed import Composed, composed_class
 from memory.strategies.entity import EntityMemory
 from memory.strategies.full import FullBuffer
 from memory.strategies.hybrid import Hybrid
@@ -257,6 +257,21 @@ DEFAULT_LANES: tuple[str, ...] = (
     "entity",
     "hybrid",
 )
+
+
+def builtin_composition(name: str, params: Mapping[str, Any] | None = None) -> Composition:
+    """The blocks the built-in strategy `name` declares at `params` (registry defaults filled
+    in), as a composition of its own (`composed_<name>`) to start the Composer from."""
+    s = spec(name)
+    if s.composition is not None or not issubclass(s.cls, Composed):
+        raise InvalidParameter(f"{name!r} is not a built-in strategy made of blocks")
+    comp = s.cls.declare(**{**s.defaults(), **dict(params or {})})
+    return replace(
+        comp,
+        name=f"composed_{name}",
+        title=f"{s.title} (composed)",
+        description=f"The {name} strategy, built from blocks.",
+    )
 
 
 def spec(name: str) -> StrategySpec:

@@ -1,6 +1,6 @@
 """Composer: build a memory strategy from blocks with no code, preview it, use it.
 
-Start from a built-in (written as blocks by memory/compose.py's `builtin_composition`) or a
+Start from a built-in (the blocks it declares, memory/registry.py's `builtin_composition`) or a
 JSON file; edit the blocks (kind, send order, budget, the settings of each kind), the
 overall budget, the give-way order and the name. Every change is previewed at once on the
 main page's conversation (or the FinCoach demo): the payload it would send now and its token
@@ -15,9 +15,9 @@ from typing import Any
 import streamlit as st
 
 from memory.choices import StrategyChoice
-from memory.compose import Composition, builtin_composition
+from memory.compose import Composition
 from memory.errors import InvalidParameter
-from memory.registry import REGISTRY
+from memory.registry import REGISTRY, builtin_composition
 from storage.store import Store, StoreError
 from ui import composer_view, navigation, persistence
 from ui.app_state import settings_for

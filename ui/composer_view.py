@@ -15,9 +15,14 @@ import pandas as pd
 import streamlit as st
 
 from memory.choices import StrategyChoice
-from memory.compose import KINDS, POLICIES, Composition, builtin_composition
+from memory.compose import KINDS, POLICIES, Composition
 from memory.errors import InvalidParameter
-from memory.registry import REGISTRY, register_composition, unregister_composition
+from memory.registry import (
+    REGISTRY,
+    builtin_composition,
+    register_composition,
+    unregister_composition,
+)
 from present.anatomy import comparison_anatomy_figure
 from ui.composer_form import Checked
 from ui.composer_preview import Shown

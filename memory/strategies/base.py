@@ -5,8 +5,8 @@ maintenance first and raises ContextOverflow before touching any state when noth
 after the reply, `commit(user_text, reply)` stores the turn and returns the maintenance
 calls it made (summary updates, fact extraction). A turn that failed is simply not committed.
 
-A little over 400 lines: History and the Strategy base are the one contract every strategy
-inherits (request assembly, budgets, folding, snapshot and fork), kept in one place.
+The composed engine (memory/strategies/composed.py) builds on it; so may a plugin's strategy.
+May import: memory/maintenance.py and the memory core's value types.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any, ClassVar, Literal
 
-from memory.errors import ContextOverflow, InvalidMessage, InvalidParameter
+from memory.errors import InvalidMessage, InvalidParameter
 from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.tokens import TokenCounter
 from memory.types import (
@@ -272,15 +273,6 @@ class Strategy:
         kept.reverse()
         return kept
 
-    def check_fits(self, user_text: str, summary: str | None, budget: int) -> None:
-        """ContextOverflow if the request cannot fit `budget` even with no history."""
-        needed = self.fixed_tokens(user_text, summary)
-        if needed > budget:
-            what = "the system prompt and the new message"
-            if summary:
-                what = "the system prompt, the summary and the new message"
-            raise ContextOverflow(needed, budget, what=what)
-
     def fold(self, turns: Sequence[int]) -> MaintenanceCall:
         """Fold `turns` into the running summary; on failure the old summary stays."""
         # the summary always covers a prefix of the history: 1..len(summarised)
@@ -320,15 +312,16 @@ class Strategy:
         return max(0, expected - held)
 
     def _dropped(self, verbatim: Sequence[int]) -> tuple[int, ...]:
-        """Turns neither sent verbatim nor in the summary (C-speed when `verbatim` is a range)."""
+        """Turns neither sent verbatim nor in the summary, built from the ranges between the
+        sent ones (C-speed, no per-turn set)."""
         start, end = len(self.summarised) + 1, len(self.history) + 1
-        if not verbatim:
-            return tuple(range(start, end))
-        first, last = verbatim[0], verbatim[-1]
-        if last - first + 1 == len(verbatim) and first >= start:
-            return tuple(range(start, first)) + tuple(range(last + 1, end))
-        included = set(verbatim)
-        return tuple(i for i in range(start, end) if i not in included)
+        gaps: list[range] = []
+        for i in sorted(verbatim):
+            if i > start:
+                gaps.append(range(start, min(i, end)))
+            start = max(start, i + 1)
+        gaps.append(range(start, end))
+        return tuple(chain.from_iterable(gaps))
 
     def request(
         self,
@@ -422,7 +415,7 @@ class Strategy:
                 count(system) - facts_end + self.counter.count_messages(extra),
                 summary_turns,
             ),
-            Part("pinned", 0),  # only compositions pin turns (memory/strategies/composed.py)
+            Part("pinned", 0),  # only a pinned block pins turns (memory/strategies/composed.py)
             Part("retrieved", self.history.tokens(list(retrieved)), tuple(retrieved)),
             Part("recent", self.history.tokens(recent), tuple(recent)),
             Part("new_message", count(user_text)),

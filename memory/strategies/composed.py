@@ -1,4 +1,7 @@
-"""A strategy that runs a Composition (memory/compose.py): a general interpreter of its blocks.
+"""The one strategy engine: it runs a Composition (memory/compose.py), block by block.
+
+Every built-in strategy is a subclass that declares its blocks (`declare`, one small module
+each under memory/strategies/); a composition from the Composer or a file runs here as it is.
 
 Each turn, in this order:
 1. the system prompt, the pinned turns and the new message must fit the overall budget
@@ -14,8 +17,10 @@ Each turn, in this order:
    best-ranked turns older than the recent block's pick into its budget, its share of the
    overall budget and the room.
 After a turn: the retrieval index learns it, the extractor updates the facts, then the summary
-folds (every turn, or past its trigger). Assembly is the base class's, so a composition sends
-exactly what a built-in with the same blocks sends (tests/memory/test_compose_equivalence.py).
+folds (every turn, or past its trigger). Assembly (the payload format) is the base class's.
+
+May import: memory/compose.py, memory/strategies/base.py, checks.py and recall.py, the memory
+core's value types.
 """
 
 from __future__ import annotations
@@ -28,17 +33,50 @@ from memory.compose import Block, Composition
 from memory.errors import ContextOverflow, InvalidParameter
 from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.strategies.base import Strategy
-from memory.strategies.entity import extract_facts
-from memory.strategies.retrieval import TurnRecall
-from memory.strategies.token_window import check_budget
+from memory.strategies.checks import check_budget
+from memory.strategies.recall import TurnRecall
 from memory.tokens import TokenCounter
 from memory.types import MaintenanceCall, Part, Request, TokenCount, Turn
 
 
-class Composed(Strategy):
-    """Runs `composition` (set on the subclass `composed_class` makes for each composition)."""
+def extract_facts(strategy: Strategy, turn: Turn) -> MaintenanceCall:
+    """Ask the extractor for updates from `turn` and apply them; invalid replies change nothing."""
+    call, update = strategy.upkeep.extraction(strategy.counter, strategy.facts, turn)
+    if update is not None:
+        to_set, to_delete = update
+        for key in to_delete:
+            strategy.facts.pop(key, None)
+        strategy.facts.update(to_set)
+    return call
 
-    composition: ClassVar[Composition]
+
+def gave_way(kind: str) -> str:
+    """The account's note for a summary or facts block left out of one request."""
+    what = "the summary" if kind == "summary" else "the known-facts block"
+    return (
+        f"the {kind} block gave way this turn to fit the budget: {what} was left out of this "
+        "request (it stays in memory)"
+    )
+
+
+class Composed(Strategy):
+    """Runs the composition `declare` returns for the parameters it was created with."""
+
+    composition: ClassVar[Composition]  # set on a subclass `composed_class` makes
+
+    @classmethod
+    def declare(cls, *args: Any, **values: Any) -> Composition:
+        """The composition this strategy runs at `values` (its registered parameters); a
+        built-in overrides this with its declaration, keyword by keyword."""
+        return cls.composition.with_values(values) if values else cls.composition
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Which model functions the strategy needs follows from its blocks at their defaults."""
+        super().__init_subclass__(**kwargs)
+        if "declare" in vars(cls) or "composition" in vars(cls):
+            declared = cls.declare()
+            cls.uses_summary = declared.uses_summary
+            cls.uses_facts = declared.uses_facts
 
     def __init__(
         self,
@@ -48,7 +86,7 @@ class Composed(Strategy):
         upkeep: Upkeep = NO_UPKEEP,
         **values: Any,
     ) -> None:
-        comp = self.composition.with_values(values) if values else self.composition
+        comp = self.declare(**values)
         summary = comp.block("summary")
         super().__init__(
             system_prompt,
@@ -58,6 +96,9 @@ class Composed(Strategy):
             summary_note=bool(summary and summary.note),
             trigger=summary.trigger if summary else 0.8,
         )
+        for name, value in values.items():  # a built-in's parameters, by name (window.k)
+            if not hasattr(self, name):
+                setattr(self, name, value)
         self.comp = comp
         self.budget: int | None = None
         if comp.budget is not None:
@@ -110,19 +151,20 @@ class Composed(Strategy):
 
     def retrieve(
         self, user_text: str, older: int, room: int | None, pinned: set[int]
-    ) -> list[tuple[int, float]]:
-        """Turns 1..older (not pinned) best matching the message, packed in the block's caps."""
+    ) -> tuple[list[tuple[int, float]], int]:
+        """Turns 1..older (not pinned) best matching the message, packed in the block's caps;
+        and the token cap they were packed into (0: none)."""
         block = self.retrieved_block
         if block is None or older <= 0 or block.top_k == 0:
-            return []
+            return [], 0
         share = None
         if block.share is not None and self.budget is not None:
             share = math.floor(block.share * self.budget)
         caps = [c for c in (block.budget, share, room) if c is not None]
         cap = min(caps) if caps else 0  # 0: no token cap
         if caps and cap <= 0:
-            return []
-        return self.recall.pick(
+            return [], 0
+        hits = self.recall.pick(
             user_text,
             older=older,
             neighbours=block.neighbours,
@@ -130,6 +172,7 @@ class Composed(Strategy):
             limit=older if block.top_k is None else block.top_k,
             skip=pinned,
         )
+        return hits, cap
 
     def turn_wants(
         self, user_text: str, candidates: Sequence[int], pinned: set[int], order: tuple[str, ...]
@@ -144,7 +187,7 @@ class Composed(Strategy):
         recent = self.recent_pick(candidates, None)
         out = {"recent": self.history.tokens(recent)}
         older = (recent[0] if recent else len(self.history) + 1) - 1
-        hits = self.retrieve(user_text, older, None, pinned)
+        hits, _ = self.retrieve(user_text, older, None, pinned)
         out["retrieved"] = self.history.tokens(sorted(d for d, _ in hits))
         return out
 
@@ -196,19 +239,20 @@ class Composed(Strategy):
                     keep[kind] = False
                     if kind == "summary" and not self.summary:
                         continue
-                    notes.append(f"the {kind} block gave way this turn to fit the budget")
+                    notes.append(gave_way(kind))
         room = None if budget is None else budget - fixed()
         wanted = self.recent_pick(candidates, room)
         older = (wanted[0] if wanted else len(self.history) + 1) - 1
         recent: Sequence[int] = ()
         hits: list[tuple[int, float]] = []
+        cap = 0
         taken: Sequence[int]
         for kind in reversed(order):  # the block that gives way last takes its room first
             if kind == "recent":
                 recent = wanted if room is None else self.newest_fitting(wanted, room)
                 taken = recent
             elif kind == "retrieved":
-                hits = self.retrieve(user_text, older, room, pinned_set)
+                hits, cap = self.retrieve(user_text, older, room, pinned_set)
                 taken = [d for d, _ in hits]
             else:
                 continue
@@ -216,8 +260,9 @@ class Composed(Strategy):
                 room -= self.history.tokens(taken)
         retrieved = [d for d, _ in hits]
         notes.extend(f"turn {d}: retrieved, score {s:.2f}" for d, s in hits)
-        if len(recent) < len(wanted):
-            notes.append("the oldest recent turns gave way this turn to fit the budget")
+        if hits and cap:
+            notes.append(f"retrieved block: {self.history.tokens(retrieved)} of {cap} tokens")
+        notes.extend(self._recent_notes(candidates, wanted, recent, calls))
         return self.request(
             user_text,
             sorted([*pinned, *retrieved, *recent]),
@@ -229,8 +274,34 @@ class Composed(Strategy):
             with_facts=keep["facts"],
         )
 
+    def _recent_notes(
+        self,
+        candidates: Sequence[int],
+        wanted: Sequence[int],
+        recent: Sequence[int],
+        calls: Sequence[MaintenanceCall],
+    ) -> list[str]:
+        """A note when the budget left out recent turns that are neither summarised nor sent:
+        always when the retrieved block took their room; with a summary, whenever the room cut
+        the recent block's own pick (a plain token window drops old turns by design)."""
+        if len(recent) == len(wanted) and (
+            self.summary_block is None or len(recent) == len(self.recent_pick(candidates, None))
+        ):
+            return []
+        if any(not c.ok for c in calls):
+            return ["the summariser failed: the oldest recent turns were left out this turn"]
+        return ["the oldest recent turns gave way this turn to fit the budget"]
+
     def _threshold(self) -> bool:
         return self.summary_block is not None and self.summary_block.policy == "threshold"
+
+    @property
+    def threshold(self) -> int | None:
+        """Resting tokens above which a threshold summary folds: floor(trigger x budget)."""
+        block = self.summary_block
+        if block is None or self.budget is None or block.policy != "threshold":
+            return None
+        return math.floor(block.trigger * self.budget)
 
     # --- upkeep -------------------------------------------------------------------------------
 
@@ -248,9 +319,9 @@ class Composed(Strategy):
             due = list(range(len(self.summarised) + 1, len(self.history) + 1 - spared))
             if due:
                 calls.append(self.fold(due))
-        elif self.budget is not None and self.resting_tokens() > math.floor(
-            block.trigger * self.budget
-        ):
+            return calls
+        threshold = self.threshold
+        if threshold is not None and self.budget is not None and self.resting_tokens() > threshold:
             calls.extend(self.compress(math.floor(block.fold_to * self.budget)))
         return calls
 
@@ -286,6 +357,8 @@ class Composed(Strategy):
         return calls
 
     def summary_cap(self) -> int | None:
+        """The summary block's budget; a threshold summary with none takes at most half of
+        what the overall budget leaves after the system text (the rest is for turns)."""
         block = self.summary_block
         if block is not None and block.budget is not None:
             return max(1, block.budget)
@@ -334,6 +407,24 @@ class Composed(Strategy):
         return tuple(out)
 
 
+def blocks(
+    cls: type[Strategy],
+    *parts: Block,
+    budget: int | None = None,
+    give_way: tuple[str, ...] = (),
+) -> Composition:
+    """A built-in's declaration: its blocks (and overall budget, give-way order) as the
+    Composition the engine runs, named and described as the class is."""
+    return Composition(
+        cls.name,
+        parts,
+        budget=budget,
+        give_way=give_way,
+        title=cls.title,
+        description=cls.description,
+    )
+
+
 def composed_class(composition: Composition) -> type[Composed]:
     """A Composed subclass for `composition`: its name, title and description, and which
     model functions it needs, as class attributes (as every registered strategy has them)."""
@@ -343,8 +434,6 @@ def composed_class(composition: Composition) -> type[Composed]:
         "name": composition.name,
         "title": composition.title or composition.name.replace("_", " ").capitalize(),
         "description": composition.description or describe(composition),
-        "uses_summary": composition.uses_summary,
-        "uses_facts": composition.uses_facts,
         "composition": composition,
     }
     return type(f"Composed_{composition.name}", (Composed,), attrs)

@@ -1,17 +1,21 @@
-"""Full buffer: every earlier turn, verbatim (seed 000's ConversationBufferMemory)."""
+"""Full buffer: every earlier turn, verbatim (seed 000's ConversationBufferMemory).
+
+Blocks: one recent block with no limit. Perfect recall; the prompt grows every turn.
+"""
 
 from __future__ import annotations
 
-from memory.strategies.base import Strategy
-from memory.types import Request
+from memory.compose import Block, Composition
+from memory.strategies.composed import Composed, blocks
 
 
-class FullBuffer(Strategy):
+class FullBuffer(Composed):
     """Send the whole history on every call."""
 
     name = "full"
     title = "Full buffer"
     description = "Every earlier turn, verbatim. Perfect recall; the prompt grows every turn."
 
-    def _build(self, user_text: str) -> Request:
-        return self.request(user_text, range(1, len(self.history) + 1))
+    @classmethod
+    def declare(cls) -> Composition:
+        return blocks(cls, Block("recent"))

@@ -1,25 +1,27 @@
-"""Running summary: all earlier turns folded into one summary, updated after every turn."""
+"""Running summary: all earlier turns folded into one summary, updated after every turn.
+
+Blocks: a summary folded every turn ("every_turn"), then the turns not yet in it (only after
+a failed summary call: they stay verbatim until a fold works). Small, but lossy (seed 002).
+"""
 
 from __future__ import annotations
 
-from memory.strategies.base import Strategy
-from memory.types import MaintenanceCall, Request, Turn
+from memory.compose import Block, Composition
+from memory.strategies.checks import check_placement
+from memory.strategies.composed import Composed, blocks
 
 
-class RunningSummary(Strategy):
+class RunningSummary(Composed):
     """Send the summary and the new message; turns whose fold failed stay verbatim until it works."""
 
     name = "summary"
     title = "Running summary"
     description = "A summary of all earlier turns, rewritten after each turn. Small, but lossy."
-    uses_summary = True
 
-    def pending(self) -> list[int]:
-        """Turns not yet in the summary (only after a failed summary call)."""
-        return list(range(len(self.summarised) + 1, len(self.history) + 1))
-
-    def _build(self, user_text: str) -> Request:
-        return self.request(user_text, self.pending())
-
-    def _after_turn(self, turn: Turn) -> list[MaintenanceCall]:
-        return [self.fold(self.pending())]
+    @classmethod
+    def declare(
+        cls, *, summary_placement: str = "system", summary_note: bool = False
+    ) -> Composition:
+        check_placement(summary_placement)
+        summary = Block("summary", placement=summary_placement, note=summary_note)
+        return blocks(cls, summary, Block("recent"))

@@ -1,32 +1,22 @@
-"""Sliding window: the last K turns (a turn = a user message and its reply)."""
+"""Sliding window: the last K turns (a turn = a user message and its reply), seed 002's deque.
+
+Blocks: recent, count K. K=0 sends only the new message; older turns are dropped.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from memory.errors import InvalidParameter
-from memory.strategies.base import Strategy
-from memory.types import Request
+from memory.compose import Block, Composition
+from memory.strategies.checks import check_k
+from memory.strategies.composed import Composed, blocks
 
 
-def check_k(k: Any, name: str = "k") -> int:
-    """A non-negative whole number of turns."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise InvalidParameter(f"{name} is a number of turns, 0 or more; got {k!r}")
-    return k
-
-
-class SlidingWindow(Strategy):
+class SlidingWindow(Composed):
     """Keep the last `k` turns; K=0 sends only the new message."""
 
     name = "window"
     title = "Sliding window"
     description = "The last K turns, verbatim; older turns are dropped. Flat cost, short memory."
 
-    def __init__(self, system_prompt: str, *, k: int = 3, **options: Any) -> None:
-        super().__init__(system_prompt, **options)
-        self.k = check_k(k)
-
-    def _build(self, user_text: str) -> Request:
-        n = len(self.history)
-        return self.request(user_text, range(max(1, n - self.k + 1), n + 1) if self.k else ())
+    @classmethod
+    def declare(cls, *, k: int = 3) -> Composition:
+        return blocks(cls, Block("recent", count=check_k(k)))

@@ -301,7 +301,7 @@ def test_a_target_at_turns_nothing_is_judged_at_is_refused(small_world):
 def test_a_composition_is_tuned_like_the_built_in_it_equals(register):
     from dataclasses import replace
 
-    from memory.compose import builtin_composition
+    from memory.registry import builtin_composition
 
     name = register(replace(builtin_composition("token_window"), name="tuned_tw")).name
     ev = FactsEvaluator.from_config(SurvivalConfig(probe_turns=(12,)), counter=COUNTER)

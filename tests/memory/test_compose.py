@@ -9,12 +9,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from memory.compose import KINDS, Block, Composition, builtin_composition
+from memory.compose import KINDS, Block, Composition
 from memory.errors import ContextOverflow, DuplicateStrategy, InvalidParameter
 from memory.maintenance import Upkeep
 from memory.registry import (
     REGISTRY,
     SPARE_COLORS,
+    builtin_composition,
     create,
     register_composition,
     unregister_composition,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.bm25 import BM25Index, terms, tokens
-from memory.strategies.retrieval import pack
+from memory.strategies.recall import pack
 
 # --- tokenising -------------------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from memory.compose import Block, Composition, builtin_composition
-from memory.registry import REGISTRY, unregister_composition
+from memory.compose import Block, Composition
+from memory.registry import REGISTRY, builtin_composition, unregister_composition
 from tests.ui.conftest import shown
 from tests.ui.test_survival_page import button
 from tests.ui.test_tune_page import app_page

@@ -225,7 +225,7 @@ def test_edit_as_blocks_opens_the_winner_in_the_composer():
 def test_a_registered_composition_is_searched_like_any_strategy(register):
     from dataclasses import replace
 
-    from memory.compose import builtin_composition
+    from memory.registry import builtin_composition
 
     register(replace(builtin_composition("token_window"), name="my_window", title="My window"))
     at = app_page()
