@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engines.recall import Setting, answer_present, request_text
+from memory.maintenance import Upkeep
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
@@ -135,8 +136,10 @@ def run_conversation(
     strategy = choice.create(
         conv.system or "You are a helpful assistant.",
         counter=counter,
-        summarize=ExtractiveSummariser() if cls.uses_summary else None,
-        extract=RuleExtractor() if cls.uses_facts else None,
+        upkeep=Upkeep(
+            ExtractiveSummariser() if cls.uses_summary else None,
+            RuleExtractor() if cls.uses_facts else None,
+        ),
     )
     due: dict[int, list[BenchQuestion]] = {}
     for q in conv.questions:
