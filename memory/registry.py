@@ -263,7 +263,9 @@ def builtin_composition(name: str, params: Mapping[str, Any] | None = None) -> C
     """The blocks the built-in strategy `name` declares at `params` (registry defaults filled
     in), as a composition of its own (`composed_<name>`) to start the Composer from."""
     s = spec(name)
-    if s.composition is not None or not issubclass(s.cls, Composed):
+    # only a class that declares its own blocks is described by them: a subclass that
+    # inherits `declare` and changes how it builds (or what it takes) is not
+    if s.composition is not None or not issubclass(s.cls, Composed) or "declare" not in vars(s.cls):
         raise InvalidParameter(f"{name!r} is not a built-in strategy made of blocks")
     comp = s.cls.declare(**{**s.defaults(), **dict(params or {})})
     return replace(
