@@ -66,6 +66,13 @@ def plotly(text: object) -> str:
     return html.escape(" ".join(lines(str(text))), quote=False)
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+
+
 def md_cell(text: object) -> str:
-    """`text` for a Markdown export (a table cell, a list item): escaped, on one line."""
-    return " ".join(line.translate(_ESCAPES) for line in lines(str(text)))
+    """`text` for a Markdown export (a table cell, a list item), on one line, still readable
+    as a plain file: markup characters as HTML entities, the Markdown ones that make links,
+    images, emphasis or table cells backslash-escaped, `:` and `$` as entities (no Streamlit
+    directive or LaTeX when the export is shown in the app)."""
+    one = " ".join(lines(str(text)))
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one, quote=False)).translate(_DIRECTIVES)
