@@ -84,7 +84,10 @@ def test_a_composition_built_on_the_page_becomes_a_lane(app_url):
     with chromium(1600, 1500) as page:
         page.goto(f"{app_url}/Composer")
         page.wait_for_selector(".js-plotly-plot", timeout=90_000)
-        page.wait_for_selector("#glide-cell-2-3", state="attached", timeout=30_000)
+        # the grid attaches its accessible cells before it fills them: wait for any text
+        page.wait_for_function(
+            "() => document.querySelector('#glide-cell-2-3')?.textContent", timeout=30_000
+        )
         assert cells(page, 3)[2] == "recent"
         edit_cell_until(page, 3, 2, "300")  # the recent block's own budget
         fill(page, "Name (lowercase letters, digits, _)", "lean_mix")
