@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
+import re
+import socket
 import threading
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,19 +32,44 @@ def endpoint_url(settings: ProviderSettings) -> str | None:
 
 
 def is_loopback(url: str | None) -> bool:
-    """Whether `url` points at this machine (127.0.0.0/8, ::1, localhost)."""
+    """Whether `url` points at this machine: the one proxy-bypass decision.
+
+    Decided by the address the host spells, never by its string: any spelling the system's
+    resolver reads as a loopback or unspecified address counts (``127.0.0.0/8``, ``127.1``,
+    ``2130706433``, ``0x7f.1``, ``0.0.0.0`` as vLLM prints it, ``::1``, ``::``,
+    ``[::ffff:127.0.0.1]``), and so do the names ``localhost`` and ``*.localhost`` with or
+    without the trailing root dot. Other names are not looked up (no DNS query decides it).
+    """
     if not url:
         return False
     try:
-        host = urlsplit(url).hostname or ""
+        host = urlsplit(url if "//" in url else f"//{url}").hostname or ""
     except ValueError:
         return False
+    host = host.lower().rstrip(".")
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    address = host_address(host)
+    return address is not None and (address.is_loopback or address.is_unspecified)
+
+
+_LEGACY_IPV4 = re.compile(r"^[0-9a-fx.]+$")  # what inet_aton reads: 127.1, 2130706433, 0x7f.1
+
+
+def host_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP address a URL's host spells (IPv4-mapped IPv6 as its IPv4), or None for a name."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(host)
     except ValueError:
-        return False
+        if not host or not _LEGACY_IPV4.match(host):
+            return None
+        try:  # the forms getaddrinfo also accepts, so they connect where they say
+            address = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
 
 
 def _fingerprint(key: str) -> str:
