@@ -25,13 +25,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, NoReturn, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
 from providers.redaction import mask
 from scenarios import filler as filler_mod
 from scenarios.filler import TranscriptError
+
+if TYPE_CHECKING:
+    from engines.transcripts import Transcript
 
 EXIT_OK = 0  # done
 EXIT_FAILED = 1  # the run failed (e.g. the model could not start)
@@ -180,6 +183,87 @@ def load_transcript(path: str, flag: str) -> list[filler_mod.FillerTurn]:
         return filler_mod.parse_transcript(text, name=Path(path).name)
     except TranscriptError as exc:
         raise UsageError(f"{flag}: {exc}") from None
+
+
+# --- a transcript named on the command line (transcript, replay, recall, survival) --------
+
+
+def add_transcript_arguments(
+    p: argparse.ArgumentParser,
+    *,
+    file_help: str,
+    json_help: str,
+    flag: str | None = None,
+    picks: bool = True,
+) -> None:
+    """The arguments every command reading a transcript (or dataset) file shares: the file
+    (positional, or `flag` such as ``--from-transcript``), `--conversation N|ID` and
+    `--skip-bad-lines` (unless `picks` is False: a dataset is read whole), and `--json`."""
+    if flag is None:
+        p.add_argument("file", metavar="FILE", help=file_help)
+    else:
+        p.add_argument(flag, dest="file", metavar="FILE", help=file_help)
+    if picks:
+        p.add_argument(
+            "--conversation",
+            metavar="N|ID",
+            help="the conversation to read from a file of many: its number (from 1) or id",
+        )
+        p.add_argument(
+            "--skip-bad-lines",
+            action="store_true",
+            help="JSON lines: skip lines that are not valid JSON (each is noted) instead of "
+            "stopping",
+        )
+    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE", help=json_help)
+
+
+def conversation_arg(value: str | None) -> int | str | None:
+    """`--conversation 3` is the third; anything else is an id."""
+    if value is None:
+        return None
+    return int(value) if value.isdigit() else value
+
+
+def source_path(path: str, flag: str = "") -> Path:
+    """A file to read, or UsageError (a directory, no such file)."""
+    p = Path(path)
+    named = f"{flag} {path}" if flag else path
+    if p.is_dir():
+        raise UsageError(f"cannot read {named}: it is a directory")
+    if not p.is_file():
+        raise UsageError(f"cannot read {named}: no such file")
+    return p
+
+
+def read_transcript_arg(args: argparse.Namespace, flag: str = "") -> Transcript:
+    """The one conversation `args.file` holds (or `--conversation` picks), as
+    engines.transcripts parses it (imported here: the other commands start faster);
+    UsageError says why not."""
+    from engines import transcripts
+
+    path: str = args.file
+    p = source_path(path, flag)
+    named = f"{flag} {path}" if flag else path
+    try:
+        return transcripts.parse(
+            p,
+            name=p.name,
+            conversation=conversation_arg(getattr(args, "conversation", None)),
+            keep_bad_lines=bool(getattr(args, "skip_bad_lines", False)),
+        )
+    except transcripts.TranscriptError as exc:
+        raise UsageError(f"{named}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {named}: {exc.strerror or exc}") from None
+
+
+def write_json(path: str, data: Any) -> None:
+    """`--json`: on stdout, or the whole file written at once."""
+    if path == STDOUT:
+        print_json(data)
+        return
+    write_output(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n", "--json")
 
 
 Default = TypeVar("Default", str, None)

@@ -8,7 +8,6 @@ May touch: the dataset file (read only), the `--json` file, stdout and stderr.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from cli.conventions import (
@@ -17,10 +16,12 @@ from cli.conventions import (
     STDOUT,
     HelpFormatter,
     UsageError,
+    add_transcript_arguments,
     check_outputs,
+    source_path,
     strategies,
+    write_json,
 )
-from cli.transcript import write_json
 from engines.benchmarks import BenchReport, run_benchmark, table_rows
 from engines.recall import Setting
 from memory.errors import MemoryLabError
@@ -54,15 +55,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.epilog = EXAMPLES + EXIT_CODES_HELP
     p.formatter_class = HelpFormatter
-    p.add_argument("file", metavar="FILE", help="the dataset file (JSON)")
+    add_transcript_arguments(
+        p,
+        file_help="the dataset file (JSON)",
+        json_help="print (or write to FILE) the rows as JSON",
+        picks=False,
+    )
     p.add_argument("--dataset", choices=(*DATASETS, "auto"), default="auto",
                    help="the file's format (default: told from its shape)")  # fmt: skip
     p.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
                    help="a strategy setting, repeatable (default: six settings from full to "
                    f"retrieval). Names: {', '.join(REGISTRY)}")  # fmt: skip
     p.add_argument("--limit", type=int, metavar="N", help="only the first N conversations")
-    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
-                   help="print (or write to FILE) the rows as JSON")  # fmt: skip
 
 
 def _settings(values: list[str] | None) -> list[Setting]:
@@ -94,10 +98,7 @@ def report_data(report: BenchReport) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     check_outputs(args)
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"cannot read {args.file}: no such file")
-    data = path.read_bytes()
+    data = source_path(args.file).read_bytes()
     try:
         name = detect(data) if args.dataset == "auto" else args.dataset
         dataset = load(name, data)

@@ -18,10 +18,12 @@ from cli.conventions import (
     STDOUT,
     HelpFormatter,
     UsageError,
+    add_transcript_arguments,
     check_outputs,
+    read_transcript_arg,
     strategies,
+    write_json,
 )
-from cli.transcript import read, write_json
 from engines import transcripts
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
@@ -47,9 +49,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.epilog = EXAMPLES + EXIT_CODES_HELP
     p.formatter_class = HelpFormatter
-    p.add_argument("file", metavar="TRANSCRIPT", help="a transcript file (any imported format)")
-    p.add_argument("--conversation", metavar="N|ID", help="which one, in a file of many")
-    p.add_argument("--skip-bad-lines", action="store_true", help="JSON lines: skip broken lines")
+    add_transcript_arguments(
+        p,
+        file_help="a transcript file (any imported format)",
+        json_help="print (or write to FILE) every request as JSON",
+    )
     p.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
                    help=f"a strategy, repeatable (default: full). Names: {', '.join(REGISTRY)}")  # fmt: skip
     p.add_argument("--system", metavar="TEXT", help="the system prompt (default: the transcript's, "
@@ -60,8 +64,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--provider", help="a provider for upkeep calls (default: rule-based stand-ins)")
     p.add_argument("--model", help="with --provider: the model")
     p.add_argument("--base-url", help="with --provider: an OpenAI-compatible endpoint")
-    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
-                   help="print (or write to FILE) every request as JSON")  # fmt: skip
 
 
 def request_data(request: Request) -> dict[str, Any]:
@@ -144,13 +146,14 @@ def print_replay(run: Replay, upkeep: str) -> None:
             "sent so far",
             "msgs",
             "kept",
+            "dropped",
             "summarised",
             "retrieved",
             "upkeep",
         ]
         rows = [
             [str(r.turn), str(r.prompt_tokens), f"{r.sent_so_far:,}", str(r.messages),
-             _span(r.kept_turns), _span(r.summarised_turns), _span(r.retrieved_turns),
+             _span(r.kept_turns), _span(r.dropped_turns), _span(r.summarised_turns), _span(r.retrieved_turns),
              f"{r.upkeep_calls} ({r.upkeep_tokens} tok)" if r.upkeep_calls else "-"]
             for r in run.rows if r.strategy == label
         ]  # fmt: skip
@@ -174,7 +177,7 @@ def print_turn(run: Replay, n: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_outputs(args)
-    t = read(args.file, args.conversation, skip_bad_lines=args.skip_bad_lines)
+    t = read_transcript_arg(args)
     picked = strategies(args.strategy, (StrategyChoice("full"),))
     if args.turn is not None and not 1 <= args.turn <= len(t.turns):
         raise UsageError(f"--turn {args.turn}: the conversation has turns 1 to {len(t.turns)}")

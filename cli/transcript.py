@@ -8,7 +8,6 @@ May touch: the file it is given (read only), stdout and stderr.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,11 @@ from cli.conventions import (
     STDOUT,
     HelpFormatter,
     UsageError,
+    add_transcript_arguments,
     check_outputs,
-    print_json,
-    write_output,
+    read_transcript_arg,
+    source_path,
+    write_json,
 )
 from engines import transcripts
 from memory.tokens import TokenCounter
@@ -44,51 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.epilog = EXAMPLES + EXIT_CODES_HELP
     p.formatter_class = HelpFormatter
-    p.add_argument("file", metavar="FILE", help="the transcript file")
+    add_transcript_arguments(
+        p, file_help="the transcript file", json_help="print (or write to FILE) the result as JSON"
+    )
     p.add_argument("--list", action="store_true", help="list the file's conversations")
     p.add_argument("--search", metavar="TEXT", help="with --list: only titles or ids with TEXT")
-    p.add_argument(
-        "--conversation",
-        metavar="N|ID",
-        help="the conversation to read from a file of many: its number (from 1) or id",
-    )
-    p.add_argument(
-        "--skip-bad-lines",
-        action="store_true",
-        help="JSON lines: skip lines that are not valid JSON (each is noted) instead of stopping",
-    )
-    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
-                   help="print (or write to FILE) the result as JSON")  # fmt: skip
-
-
-def conversation_arg(value: str | None) -> int | str | None:
-    """`--conversation 3` is the third; anything else is an id."""
-    if value is None:
-        return None
-    return int(value) if value.isdigit() else value
-
-
-def source_path(path: str) -> Path:
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"cannot read {path}: it is a directory")
-    if not p.is_file():
-        raise UsageError(f"cannot read {path}: no such file")
-    return p
-
-
-def read(path: str, conversation: str | None, *, skip_bad_lines: bool) -> transcripts.Transcript:
-    """The one conversation FILE holds (or `--conversation` picks); UsageError says why not."""
-    p = source_path(path)
-    try:
-        return transcripts.parse(
-            p, name=p.name, conversation=conversation_arg(conversation),
-            keep_bad_lines=skip_bad_lines,
-        )  # fmt: skip
-    except transcripts.TranscriptError as exc:
-        raise UsageError(f"{path}: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def listing(
@@ -177,14 +138,6 @@ def print_list(path: str, found: list[transcripts.Conversation]) -> None:
             print("  ".join("-" * w for w in widths) + "  --")
 
 
-def write_json(path: str, data: Any) -> None:
-    """`--json`: on stdout, or the whole file written at once."""
-    if path == STDOUT:
-        print_json(data)
-        return
-    write_output(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n", "--json")
-
-
 def run(args: argparse.Namespace) -> int:
     check_outputs(args)
     if args.list:
@@ -196,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.search:
         raise UsageError("--search filters the list: use it with --list")
-    t = read(args.file, args.conversation, skip_bad_lines=args.skip_bad_lines)
+    t = read_transcript_arg(args)
     counter = TokenCounter()
     if args.json:
         write_json(args.json, transcript_data(t, counter))

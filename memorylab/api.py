@@ -119,6 +119,7 @@ class ReplayRow:
     sent_so_far: int
     messages: int
     kept_turns: tuple[int, ...]
+    dropped_turns: tuple[int, ...]
     summarised_turns: tuple[int, ...]
     retrieved_turns: tuple[int, ...]
     upkeep_calls: int
@@ -193,6 +194,7 @@ def replay(
                     sent_so_far=sent,
                     messages=len(request.messages) + 1,
                     kept_turns=acc.kept_turns if acc else (),
+                    dropped_turns=acc.dropped_turns if acc else (),
                     summarised_turns=acc.summarised_turns if acc else (),
                     retrieved_turns=acc.retrieved_turns if acc else (),
                     upkeep_calls=len(calls),

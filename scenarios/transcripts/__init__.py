@@ -17,6 +17,7 @@ May import: memory/ only (and the standard library), like the rest of scenarios/
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -71,6 +72,39 @@ def _keys(value: Any) -> str:
     return type(value).__name__
 
 
+@dataclass
+class _Opened:
+    """A file opened for reading: either one conversation already read (`whole`: plain text,
+    or an object `on_object` claimed) or its format and records (the first one included)."""
+
+    doc: Document
+    whole: Transcript | None = None
+    fmt: Format | None = None
+    records: Iterator[Record] = field(default_factory=lambda: iter(()))
+
+
+def _open(
+    source: Source, *, name: str, on_object: ObjectHook | None, keep_bad_lines: bool
+) -> _Opened:
+    """The one walk into a file every reader here takes: container, first record, the
+    claim of `on_object`, the format detected from the first record's shape."""
+    doc = open_document(source, name=name, keep_bad_lines=keep_bad_lines)
+    if doc.container == "text":
+        suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
+        if suffix in ("json", "jsonl"):
+            raise TranscriptError("not valid JSON: it does not start with '[' or '{'", line=1)
+        if len(doc.text) > MAX_CHARS:
+            raise TranscriptError(f"the file is larger than {MAX_CHARS:,} characters")
+        return _Opened(doc, whole=parse_text(doc.text))
+    first = _first(doc)
+    if doc.container == "object" and on_object is not None and isinstance(first.value, dict):
+        claimed = on_object(first.value)
+        if claimed is not None:
+            return _Opened(doc, whole=claimed)
+    fmt = find(doc.container, first.value) or _fallback(doc, first)
+    return _Opened(doc, fmt=fmt, records=_chain(first, doc.records))
+
+
 def read_all(
     source: Source,
     *,
@@ -80,33 +114,14 @@ def read_all(
     notes: list[str] | None = None,
 ) -> Iterator[Transcript]:
     """Every conversation in `source`, read one at a time (a big export streams)."""
-    doc = open_document(source, name=name, keep_bad_lines=keep_bad_lines)
-    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
-    if doc.container == "text":
-        if suffix in ("json", "jsonl"):
-            raise TranscriptError("not valid JSON: it does not start with '[' or '{'", line=1)
-        if len(doc.text) > MAX_CHARS:
-            raise TranscriptError(f"the file is larger than {MAX_CHARS:,} characters")
-        yield parse_text(doc.text)
+    opened = _open(source, name=name, on_object=on_object, keep_bad_lines=keep_bad_lines)
+    if opened.whole is not None:
+        yield opened.whole
         return
-    records = doc.records
-    try:
-        first = next(records)
-    except StopIteration:
-        raise TranscriptError(
-            "the file holds an empty list: no messages or conversations", line=1
-        ) from None
-    if doc.container == "object" and on_object is not None and isinstance(first.value, dict):
-        claimed = on_object(first.value)
-        if claimed is not None:
-            yield claimed
-            return
-    fmt = find(doc.container, first.value)
-    if fmt is None:
-        fmt = _fallback(doc, first)
-    yield from fmt.read(_chain(first, records))
+    assert opened.fmt is not None
+    yield from opened.fmt.read(opened.records)
     if notes is not None:
-        notes.extend(doc.notes)
+        notes.extend(opened.doc.notes)
 
 
 def _chain(first: Record, rest: Iterator[Record]) -> Iterator[Record]:
@@ -186,17 +201,17 @@ def _pick(
         yield from read_all(data, name=name, on_object=on_object, keep_bad_lines=keep_bad_lines,
                             notes=notes)  # fmt: skip
         return
-    doc = open_document(data, name=name, keep_bad_lines=keep_bad_lines)
-    if doc.container == "text":
-        yield parse_text(doc.text)
+    opened = _open(data, name=name, on_object=on_object, keep_bad_lines=keep_bad_lines)
+    if opened.whole is not None:
+        yield opened.whole
         return
-    first = _first(doc)
-    fmt = find(doc.container, first.value) or _fallback(doc, first)
-    if fmt.each is None or (doc.container == "object" and on_object is not None):
-        yield from read_all(data, name=name, on_object=on_object, keep_bad_lines=keep_bad_lines,
-                            notes=notes)  # fmt: skip
+    fmt = opened.fmt
+    assert fmt is not None
+    if fmt.each is None:
+        yield from fmt.read(opened.records)
+        notes.extend(opened.doc.notes)
         return
-    for number, record in enumerate(_chain(first, doc.records), start=1):
+    for number, record in enumerate(opened.records, start=1):
         raw = record.value if isinstance(record.value, dict) else {}
         ids = {
             str(raw.get(k)) for k in ("id", "uuid", "conversation_id", "custom_id") if raw.get(k)
@@ -209,11 +224,11 @@ def _pick(
                 raise
             continue
         if wanted:
-            notes.extend(doc.notes)
+            notes.extend(opened.doc.notes)
             yield t
             return
         yield t
-    notes.extend(doc.notes)
+    notes.extend(opened.doc.notes)
 
 
 def _first(doc: Document) -> Record:
@@ -257,28 +272,17 @@ def list_conversations(
 def _entries(
     data: Source, *, name: str, on_object: ObjectHook | None, keep_bad_lines: bool
 ) -> Iterator[Conversation]:
-    doc = open_document(data, name=name, keep_bad_lines=keep_bad_lines)
-    if doc.container == "text":
-        yield Conversation.of(parse_text(doc.text))
+    opened = _open(data, name=name, on_object=on_object, keep_bad_lines=keep_bad_lines)
+    if opened.whole is not None:
+        yield Conversation.of(opened.whole)
         return
-    records = doc.records
-    try:
-        first = next(records)
-    except StopIteration:
-        raise TranscriptError(
-            "the file holds an empty list: no messages or conversations", line=1
-        ) from None
-    if doc.container == "object" and on_object is not None and isinstance(first.value, dict):
-        claimed = on_object(first.value)
-        if claimed is not None:
-            yield Conversation.of(claimed)
-            return
-    fmt = find(doc.container, first.value) or _fallback(doc, first)
+    fmt = opened.fmt
+    assert fmt is not None
     if fmt.each is None:
-        for t in fmt.read(_chain(first, records)):
+        for t in fmt.read(opened.records):
             yield Conversation.of(t)
         return
-    for number, record in enumerate(_chain(first, records), start=1):
+    for number, record in enumerate(opened.records, start=1):
         try:
             yield Conversation.of(fmt.each(record, number))
         except TranscriptError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from cli.main import main
@@ -79,3 +80,23 @@ def test_replay_prints_every_request_per_strategy(capsys):
     )
     code, out, _ = run(capsys, "replay", str(FIXTURES / "langchain_messages.json"), "--turn", "2")
     assert code == 0 and "== full, turn 2" in out and "[user] Thanks!" in out
+
+
+def test_replay_text_table_shows_system_messages_tokens_kept_dropped_summarised_retrieved(
+    capsys, tmp_path
+):
+    """The issue's list for the text table: system text (its tokens), messages, token counts,
+    and what was kept, dropped, summarised and retrieved; window k=1 drops turn 1 by turn 3."""
+    chat = tmp_path / "chat.txt"
+    chat.write_text("System: You are FinCoach.\nUser: I'm Ravi.\nAssistant: Hi Ravi!\n"
+                    "User: I earn 90,000.\nAssistant: Noted.\nUser: And rent?\n")  # fmt: skip
+    code, out, _ = run(capsys, "replay", str(chat), "--strategy", "window:k=1")
+    assert code == 0
+    assert re.search(r"System prompt: \d+ tokens", out)
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("turn"))
+    header = re.split(r"\s{2,}", lines[at].strip())
+    assert header == ["turn", "prompt", "sent so far", "msgs", "kept", "dropped", "summarised",
+                      "retrieved", "upkeep"]  # fmt: skip
+    last = dict(zip(header, re.split(r"\s{2,}", lines[-1].strip()), strict=True))
+    assert last["turn"] == "3" and last["kept"] == "2" and last["dropped"] == "1", last

@@ -53,7 +53,8 @@ def test_replay_agrees_with_the_simulator_for_every_strategy():
     frame = run.to_frame()
     assert list(frame.columns) == [
         "strategy", "turn", "user_tokens", "prompt_tokens", "sent_so_far", "messages",
-        "kept_turns", "summarised_turns", "retrieved_turns", "upkeep_calls", "upkeep_tokens",
+        "kept_turns", "dropped_turns", "summarised_turns", "retrieved_turns", "upkeep_calls",
+        "upkeep_tokens",
     ]  # fmt: skip
     full = frame[frame.strategy == "full"]
     assert list(full.prompt_tokens) == [r.prompt_tokens for r in sim.rows["full"]]
