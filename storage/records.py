@@ -143,7 +143,9 @@ def provider_from(public: Mapping[str, Any] | None) -> Any:
 
 
 def compact_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[str, Any]:
-    """A lane's memory state without its history pairs when they equal its recorded turns."""
+    """A lane's memory state without its history pairs when they equal its recorded turns.
+    `records` must be rows that exist in the store: a pair is referenced only by a saved row
+    (a turn whose write was lost keeps the pairs inline)."""
     memory = dict(state["memory"])
     numbers = state["turn_numbers"]
     by_turn = {r.turn: r for r in records}
@@ -158,11 +160,23 @@ def compact_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict
     return {**state, "memory": memory}
 
 
-def expand_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[str, Any]:
+def expand_state(
+    state: Mapping[str, Any],
+    records: Sequence[LaneTurn],
+    user_texts: Mapping[int, str] | None = None,
+) -> dict[str, Any]:
+    """The memory state `compact_state` saved, its pairs rebuilt from the saved rows. A row
+    that is gone (a database written before compaction checked the rows) loses that turn's
+    reply only: its pair is the user text (`user_texts`) and an empty reply, and the loader
+    marks the turn interrupted."""
     memory = dict(state["memory"])
     if memory.pop("turns_from_records", False):
         by_turn = {r.turn: r for r in records}
-        memory["turns"] = [[by_turn[t].user, by_turn[t].reply] for t in state["turn_numbers"]]
+        texts = user_texts or {}
+        memory["turns"] = [
+            [by_turn[t].user, by_turn[t].reply] if t in by_turn else [texts.get(t, ""), ""]
+            for t in state["turn_numbers"]
+        ]
     return {**state, "memory": memory}
 
 

@@ -198,9 +198,11 @@ class Store:
         last = max([info.turns, *texts, *from_lanes], default=0)
         user_turns = tuple(texts.get(n, from_lanes.get(n, "")) for n in range(1, last + 1))
         memory = {}
+        by_number = dict(enumerate(user_turns, start=1))
         for state_row in state_rows:
             state = json.loads(state_row.state)
-            memory[state_row.lane] = expand_state(state, records.get(state_row.lane, []))
+            lane_records = records.get(state_row.lane, [])
+            memory[state_row.lane] = expand_state(state, lane_records, by_number)
         settings = json.loads(row.settings)
         adopt(settings)  # the compositions its lanes ran, registered if this process lacks them
         for name in info.strategies:

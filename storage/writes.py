@@ -140,7 +140,6 @@ class SessionWrites:
         `create`: the session's own row may be missing too (its first write failed); else a
         missing session was deleted elsewhere, and nothing is written."""
         lane = session.lanes[record.lane]
-        state_json = dumps(compact_state(lane.memory_state(), lane.turns), secrets)
         data, body = record_data(record)
         at = now()
         values = {
@@ -169,8 +168,22 @@ class SessionWrites:
                 raise lost
             self._user_row(conn, session.id, record.turn, record.user, secrets, at)
             upsert(conn, lane_turns_t, values, True)
+            state_json = dumps(self._compacted(conn, session.id, lane, record), secrets)
             state = {"session_id": session.id, "lane": record.lane, "turn": record.turn}
             upsert(conn, lane_states_t, {**state, "state": state_json}, True)
+
+    def _compacted(self, conn: Connection, sid: str, lane: Any, record: LaneTurn) -> dict[str, Any]:
+        """The lane's memory state compacted only against its rows that exist (this one
+        included): a turn whose write was lost, and whose repair failed too, keeps its pair
+        inline, so the state never names a missing row."""
+        lt = lane_turns_t.c
+        saved = set(
+            conn.execute(
+                sa.select(lt.turn).where(lt.session_id == sid, lt.lane == record.lane)
+            ).scalars()
+        )
+        rows = [r for r in lane.turns if r.turn in saved and r.turn != record.turn]
+        return compact_state(lane.memory_state(), [*rows, record])
 
     def _user_row(
         self, conn: Connection, sid: str, turn: int, text: str, secrets: Iterable[str], at: Any
