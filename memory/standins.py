@@ -63,7 +63,6 @@ _WORDS = re.compile(r"at most (\d+) words")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _NAME = re.compile(r"\b(?:I'm|I am|my name is|call me)\s+([A-Z][a-z]+)\b", re.I)
 _NAME_CASE = re.compile(r"\b(?:I'm|I am|[Mm]y name is|[Cc]all me)\s+([A-Z][a-z]+)\b")
-_USER_LINE = re.compile(r"^User: (.*)$", re.M)
 _LINE = re.compile(r"^(User|Assistant): (.*)$", re.M)
 # A bare number word ("miss one EMI", "two years ago") is not an amount; with a scale word
 # ("one lakh twenty thousand") it is. Possessive, so a run is never cut short to dodge a scale.
@@ -76,10 +75,6 @@ _BARE_NUMBER_WORDS = re.compile(
     rf"\b(?:(?:{_NUMBER_WORDS})\b[\s-]*)++(?!(?:thousand|lakh|lac|crore|million|billion|rupee|dollar|k\b))",
     re.I,
 )
-
-
-def _user_lines(content: str) -> list[str]:
-    return _USER_LINE.findall(content)
 
 
 def stated_amounts(text: str) -> frozenset[Decimal]:

@@ -279,15 +279,6 @@ def default_settings(**overrides: Any) -> ProviderSettings:
     return PRESETS[DEFAULT_PRESET].settings(**overrides)
 
 
-def model_by_name(name: str | None) -> ModelInfo | None:
-    """The first hosted-catalog entry with this model name (for a record that kept only it)."""
-    for p in PRESETS.values():
-        found = p.model(name) if name and p.kind in ("openai", "anthropic") else None
-        if found:
-            return found
-    return None
-
-
 def prices() -> list[Price]:
     """Every model the catalog prices, once by name (an OpenAI-compatible service's models
     are named with the service, "llama-3.1-8b-instant (Groq)"): the one price table."""

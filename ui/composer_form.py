@@ -9,7 +9,7 @@ one row per block (its send order in `order`); a row only uses the columns of it
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,9 +186,3 @@ def draft_of(composition: Composition) -> Draft:
         composition.give_way,
         blocks_frame(composition),
     )
-
-
-def keep_known(give_way: Sequence[str], frame: pd.DataFrame) -> list[str]:
-    """The give-way kinds still present in the table, in the order chosen."""
-    present = set(give_way_options(frame))
-    return [k for k in give_way if k in present]
