@@ -12,8 +12,9 @@ plus facts.
 from __future__ import annotations
 
 from memory.compose import Block, Composition
-from memory.strategies.checks import check_fold, check_placement, check_share, check_tokens
+from memory.strategies.checks import check_share, check_tokens
 from memory.strategies.composed import Composed, blocks
+from memory.strategies.summary_buffer import threshold_summary
 
 
 class Hybrid(Composed):
@@ -38,16 +39,7 @@ class Hybrid(Composed):
         recall_share: float = 0.5,
         neighbours: float = 0.25,
     ) -> Composition:
-        check_placement(summary_placement)
-        check_fold(trigger, fold_to)
-        summary = Block(
-            "summary",
-            policy="threshold",
-            trigger=trigger,
-            fold_to=fold_to,
-            placement=summary_placement,
-            note=summary_note,
-        )
+        summary = threshold_summary(trigger, fold_to, summary_placement, summary_note)
         retrieved = Block(
             "retrieved",
             share=check_share(recall_share, "recall_share", upper=0.9),

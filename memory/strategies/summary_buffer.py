@@ -20,6 +20,20 @@ from memory.strategies.checks import check_fold, check_placement, check_tokens
 from memory.strategies.composed import Composed, blocks
 
 
+def threshold_summary(trigger: float, fold_to: float, placement: str, note: bool) -> Block:
+    """The checked "threshold" summary block this strategy and hybrid both declare."""
+    check_placement(placement)
+    check_fold(trigger, fold_to)
+    return Block(
+        "summary",
+        policy="threshold",
+        trigger=trigger,
+        fold_to=fold_to,
+        placement=placement,
+        note=note,
+    )
+
+
 class SummaryBuffer(Composed):
     """Recent turns verbatim within `budget`; what falls out is summarised, not dropped."""
 
@@ -39,19 +53,9 @@ class SummaryBuffer(Composed):
         summary_placement: str = "system",
         summary_note: bool = False,
     ) -> Composition:
-        check_placement(summary_placement)
-        check_fold(trigger, fold_to)
-        summary = Block(
-            "summary",
-            policy="threshold",
-            trigger=trigger,
-            fold_to=fold_to,
-            placement=summary_placement,
-            note=summary_note,
-        )
         return blocks(
             cls,
-            summary,
+            threshold_summary(trigger, fold_to, summary_placement, summary_note),
             Block("recent"),
             budget=check_tokens(budget),
             give_way=("recent", "summary"),
