@@ -82,7 +82,7 @@ from providers.catalog import PRESETS
 from providers.redaction import safe_url
 from scenarios.longmem import LongMemFormatError, parse_conversation
 from scenarios.longmem_world import generate
-from storage.store import SweepNotFound, SweepStore
+from storage.store import StoreError, SweepNotFound, SweepStore
 
 COMMANDS = ("plan", "start", "status", "collect", "failed", "resubmit")
 
@@ -152,8 +152,8 @@ def _store(args: argparse.Namespace) -> SweepStore:
     flag = f"--db {safe_url(args.db)}" if args.db else "the database ($MEMORY_LAB_DB_URL or data/)"
     try:
         return SweepStore(args.db)
-    except (sqlalchemy.exc.SQLAlchemyError, ValueError, OSError) as exc:
-        reason = getattr(exc, "orig", None) or exc
+    except (StoreError, sqlalchemy.exc.SQLAlchemyError, ValueError, OSError) as exc:
+        reason = getattr(exc, "orig", None) or getattr(exc.__cause__, "orig", None) or exc
         raise UsageError(f"cannot open {flag}: {str(reason).splitlines()[0]}") from None
 
 

@@ -16,20 +16,16 @@ The records are in storage/sweep_records.py.
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from providers.redaction import mask
-from storage.database import default_url, normalise_url
-from storage.migrations import migrate
+from storage.database import Database
 from storage.sweep_records import (
     FINAL_FAILED,
     PLANNED,
@@ -62,41 +58,14 @@ def _dumps(value: Any) -> str:
 class SweepStore:
     """The sweeps tables in the app's database ($MEMORY_LAB_DB_URL or the SQLite file)."""
 
-    def __init__(self, url: str | None = None, *, engine: Engine | None = None) -> None:
-        self.url = normalise_url(url or default_url())
-        self.engine = engine or self._engine()
-        self._lock = threading.Lock() if self.url.get_backend_name() == "sqlite" else None
-        migrate(self.engine.begin)  # the store's migrations, the sweeps' tables among them
-
-    def _engine(self) -> Engine:
-        if self.url.get_backend_name() != "sqlite":
-            return sa.create_engine(self.url, pool_pre_ping=True)
-        database = self.url.database or ""
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(self.url, connect_args={"timeout": 30})
-
-        @sa.event.listens_for(engine, "connect")
-        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-            cursor = dbapi_conn.cursor()
-            for pragma in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                           "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=30000"):  # fmt: skip
-                cursor.execute(pragma)
-            cursor.close()
-
-        return engine
+    def __init__(self, url: str | None = None) -> None:
+        self.db = Database(url)  # opening it runs the migrations, the sweeps' tables among them
+        self.url = self.db.url
+        self.engine = self.db.engine
+        self._write = self.db.write
 
     def close(self) -> None:
-        self.engine.dispose()
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        if self._lock is None:
-            with self.engine.begin() as conn:
-                yield conn
-            return
-        with self._lock, self.engine.begin() as conn:
-            yield conn
+        self.db.close()
 
     # -- writes -----------------------------------------------------------------------
 
@@ -407,4 +376,4 @@ class SweepStore:
 
     @property
     def display_url(self) -> str:
-        return mask(self.url.render_as_string(hide_password=True))
+        return self.db.display_url
