@@ -192,13 +192,14 @@ def add_transcript_arguments(
     p: argparse.ArgumentParser,
     *,
     file_help: str,
-    json_help: str,
+    json_help: str | None,
     flag: str | None = None,
     picks: bool = True,
 ) -> None:
     """The arguments every command reading a transcript (or dataset) file shares: the file
     (positional, or `flag` such as ``--from-transcript``), `--conversation N|ID` and
-    `--skip-bad-lines` (unless `picks` is False: a dataset is read whole), and `--json`."""
+    `--skip-bad-lines` (unless `picks` is False: a dataset is read whole), and `--json`
+    (unless `json_help` is None: the command has its own)."""
     if flag is None:
         p.add_argument("file", metavar="FILE", help=file_help)
     else:
@@ -215,7 +216,8 @@ def add_transcript_arguments(
             help="JSON lines: skip lines that are not valid JSON (each is noted) instead of "
             "stopping",
         )
-    p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE", help=json_help)
+    if json_help is not None:
+        p.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE", help=json_help)
 
 
 def conversation_arg(value: str | None) -> int | str | None:

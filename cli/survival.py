@@ -2,6 +2,8 @@
 
     memory-lab survival --payload-only --probe-turns 2,5,10,20,50
     memory-lab survival --provider openai --model gpt-4o-mini --strategy full --strategy hybrid
+    memory-lab survival --from-transcript chat.json --suggest-facts
+    memory-lab survival --from-transcript chat.json --facts auto --payload-only
 
 Also the home of the grid arguments (`add_grid_arguments`, `survival_config`) that `tune`
 shares, and of the text table `sweep collect` prints. May touch: the files its flags name,
@@ -13,8 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from cli.compositions import add_composition_argument
 from cli.compositions import prepare as prepare_compositions
@@ -27,27 +31,35 @@ from cli.conventions import (
     HelpFormatter,
     Interrupts,
     UsageError,
+    add_transcript_arguments,
     check_outputs,
     load_transcript,
     positive,
     print_json,
     read_text_arg,
+    read_transcript_arg,
     report,
     strategies,
     system_prompt_arg,
+    write_json,
 )
 from cli.progress import ProgressBar
 from engines.survival import (
+    DEFAULT_PROBE_TURNS,
     DEFAULT_STRATEGIES,
     Progress,
+    Suggestion,
     SurvivalConfig,
     SurvivalConfigError,
     SurvivalResult,
+    conversation_config,
+    default_probe_turns,
     estimate,
     parse_facts_json,
     parse_turns,
     plan_sentence,
     run_survival,
+    suggest_facts,
 )
 from lanes.binding import bind
 from lanes.lane import Sender
@@ -55,13 +67,21 @@ from memory.errors import MemoryLabError
 from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.types import ModelFn
-from present.survival import text_table
+from present.survival import text_table as survival_text_table
+from scenarios.transcripts import Transcript
+
+FROM = "--from-transcript"
+AUTO = "auto"
 
 EXAMPLES = """examples:
   memory-lab survival --payload-only --probe-turns 2,5,10,20,50
   memory-lab survival --payload-only --json --quiet | jq '.rows | length'
   memory-lab survival --provider openai --model gpt-4o-mini --strategy full --strategy hybrid
   memory-lab survival --estimate-only --strategy entity
+  memory-lab survival --from-transcript conversations.json --conversation 2 --suggest-facts
+  memory-lab survival --from-transcript chat.json --facts auto --payload-only
+  memory-lab survival --from-transcript chat.json --suggest-facts --json facts.json
+  memory-lab survival --from-transcript chat.json --facts facts.json --probe-turns 6,12
 
 """
 
@@ -97,6 +117,12 @@ def add_grid_arguments(s: argparse.ArgumentParser, *, strategy_help: str) -> Non
 
 def survival_config(args: argparse.Namespace) -> SurvivalConfig:
     """The grid the grid arguments describe (UsageError if unusable)."""
+    if getattr(args, "file", None):
+        return _from_transcript(args, read_transcript_arg(args, FROM))
+    if args.facts == AUTO:
+        raise UsageError("--facts auto proposes the facts a log states: add --from-transcript FILE")
+    if args.probe_turns is None:
+        args.probe_turns = ",".join(map(str, DEFAULT_PROBE_TURNS))
     try:
         facts = SurvivalConfig().facts
         if args.facts:
@@ -132,9 +158,80 @@ def survival_config(args: argparse.Namespace) -> SurvivalConfig:
     return config
 
 
+def _from_transcript(args: argparse.Namespace, t: Transcript) -> SurvivalConfig:
+    """A run on the user's own conversation: the facts it states (`--facts auto`, the
+    default here) or a facts file's, at their turns, probed at later turns of it."""
+    if args.filler and args.filler != "builtin":
+        raise UsageError(f"{FROM} is the conversation: drop --filler")
+    if args.plant_turn is not None:
+        raise UsageError(f"with {FROM} each fact is stated at its own turn: drop --plant-turn")
+    try:
+        if args.facts and args.facts != AUTO:
+            facts = parse_facts_json(read_text_arg(args.facts, "--facts"))
+        else:
+            facts = tuple(s.fact for s in suggest_facts(t))
+            if not facts:
+                raise UsageError(
+                    f"{FROM} {args.file}: no name, amount, date, number or preference found in "
+                    "the user's turns: write a facts file (--facts FILE)"
+                )
+        replies = "fixed" if args.fixed_replies else args.replies
+        config = conversation_config(
+            t,
+            facts,
+            probe_turns=parse_turns(args.probe_turns) if args.probe_turns else None,
+            strategies=strategies(args.strategy, DEFAULT_STRATEGIES),
+            system_prompt=system_prompt_arg(args, None),
+            replies=replies,
+        )
+    except (SurvivalConfigError, MemoryLabError) as exc:
+        raise UsageError(f"{FROM} {args.file}: {exc}") from None
+    if args.payload_only and replies == "generated":
+        raise UsageError(
+            "--payload-only has no model to generate replies: drop --replies generated"
+        )
+    return config
+
+
+def suggestions_data(t: Transcript, found: Sequence[Suggestion]) -> dict[str, Any]:
+    """`survival --from-transcript FILE --suggest-facts --json`: also a facts file."""
+    facts = [s.fact for s in found]
+    return {
+        "kind": "suggested_facts",
+        "transcript": {"format": t.format, "id": t.id, "title": t.title, "turns": len(t.turns)},
+        "probe_turns": list(default_probe_turns(len(t.turns), facts)),
+        "facts": [s.to_dict() for s in found],
+    }
+
+
+def print_suggestions(path: str, t: Transcript, found: Sequence[Suggestion]) -> None:
+    print(f"{Path(path).name}: {len(t.turns)} turns · {len(found)} fact(s) the user stated "
+          "(rule-based matcher, no model)")  # fmt: skip
+    rows = [
+        [str(s.fact.plant_turn), s.kind, s.fact.key, "; ".join(s.fact.answers), s.fact.probe]
+        for s in found
+    ]
+    if not rows:
+        print("(none)")
+    header = ["turn", "kind", "key", "answer", "probe"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for j, r in enumerate([header, *rows] if rows else []):
+        cells = [r[0].rjust(widths[0])] + [
+            c.ljust(w) for c, w in zip(r[1:], widths[1:], strict=True)
+        ]
+        print("  ".join(cells).rstrip())
+        if j == 0:
+            print("  ".join("-" * w for w in widths))
+    if found:
+        turns = default_probe_turns(len(t.turns), [s.fact for s in found])
+        print(f"\nprobe turns (default): {', '.join(map(str, turns))}")
+        print(f"run them: memory-lab survival {FROM} {path} --facts auto --payload-only")
+        print(f"edit them: add --json facts.json, then {FROM} {path} --facts facts.json")
+
+
 def survival_table(result: SurvivalResult) -> str:
     """Both verdict grids (strategies x N), the legend and the prompt tokens spent, as text."""
-    return text_table(result)
+    return survival_text_table(result)
 
 
 def _bind_model(args: argparse.Namespace) -> tuple[Sender, ModelFn, str]:
@@ -163,6 +260,17 @@ def _progress(bar: ProgressBar) -> Callable[[Progress], None]:
 
 def run(args: argparse.Namespace) -> int:
     prepare_compositions(args)
+    if args.suggest_facts:
+        if not args.file:
+            raise UsageError(f"--suggest-facts reads a log: add {FROM} FILE")
+        check_outputs(args)
+        t = read_transcript_arg(args, FROM)
+        found = suggest_facts(t)
+        if args.json:
+            write_json(args.json, suggestions_data(t, found))
+        if args.json != STDOUT:
+            print_suggestions(args.file, t, found)
+        return EXIT_OK
     config = survival_config(args)
     check_outputs(args)
     with_model = not args.payload_only
@@ -258,3 +366,18 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--rows", action="store_true", help="also print every probe and reply")
     s.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
     s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_transcript_arguments(
+        s,
+        flag=FROM,
+        file_help="probe your own log: the conversation (any format `memory-lab transcript` "
+        "reads) is played as it was, and the facts it states are probed at later turns of "
+        "it: --facts auto (the default here) proposes them, --facts FILE names them",
+        json_help=None,
+    )
+    s.add_argument(
+        "--suggest-facts",
+        action="store_true",
+        help=f"with {FROM}: print the facts the user stated (turn, kind, answer, probe) and "
+        "stop; with --json, as a facts file",
+    )
+    s.set_defaults(probe_turns=None)  # the default depends on --from-transcript

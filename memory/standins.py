@@ -181,3 +181,139 @@ class SizedExtractor:
 
     def __call__(self, request: Request) -> Completion:
         return Completion(self.reply)
+
+
+# ---- facts a user stated, for probes planted from their own log ---------------------------
+
+KINDS = ("name", "amount", "date", "number", "preference")
+
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DATE = re.compile(
+    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}"  # 2024-03-05
+    rf"|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}"  # 05/03/2024
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\.?(?:,?\s+\d{{4}})?"  # 3rd of March 2024
+    rf"|{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"  # March 3, 2024
+    rf"|{_MONTHS}\s+\d{{4}})\b",  # March 2024
+    re.I,
+)
+_FIGURE = re.compile(
+    r"(?:[₹$€£]\s?|\b(?:rs\.?|inr|usd)\s?)?\d[\d,]*(?:\.\d+)?"
+    r"(?:\s?(?:k|l|lakhs?|lacs?|crores?|cr|thousand|million|mn|billion|bn)\b)?",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\bI\s+(?:really\s+|much\s+|always\s+)?"
+    r"(prefer|like|love|enjoy|hate|dislike|avoid|can't stand|am allergic to|don't eat)\s+"
+    r"([^.,;!?\n]{2,60})",
+    re.I,
+)
+_FAVOURITE = re.compile(
+    r"\bmy\s+favou?rite\s+([a-z]+(?:\s[a-z]+)?)\s+is\s+([^.,;!?\n]{2,60})", re.I
+)
+_NOT_NAMES = frozenset(
+    "Not Just So Really Sorry Also Still Looking Going Thinking Trying Here Fine Good Back "
+    "Done Sure Okay Happy In On At From Planning Currently A An The Very Glad".split()
+)
+_KEY_PROBES: dict[str, str] = {
+    "emergency_fund": "How big is my emergency fund?",
+    "monthly_salary": "What is my salary?",
+    "monthly_expenses": "How much are my expenses?",
+    "fd_amount": "How much money do I have in my FD?",
+    "rent": "How much is my rent?",
+    "sip_amount": "How much is my SIP?",
+    "loan": "How much is my loan or EMI?",
+    "policy_number": "What is my policy number?",
+}
+
+
+@dataclass(frozen=True)
+class StatedFact:
+    """A fact a user's sentence states: its kind, a key, the value as written, the sentence
+    and a probe question that asks for the value without giving it away."""
+
+    kind: str  # one of KINDS
+    key: str
+    value: str
+    sentence: str
+    probe: str
+
+
+_CLAUSE = re.compile(r"[,;:]\s+|\s+(?:and|but|while|whereas)\s+", re.I)
+
+
+def _key_of(sentence: str) -> str | None:
+    """The finance key (salary, rent, ...) a clause's figure is about, as RuleExtractor
+    files it (and "earn" as salary); None if it names none."""
+    for pattern, key in (*_KEYS, (r"\bearn", "monthly_salary")):
+        if re.search(pattern, sentence, re.I):
+            return key
+    return None
+
+
+def _figure_text(sentence: str, value: Decimal) -> str:
+    """`value` as the sentence spells it ("$2,400", "1.2 lakh"), else in figures."""
+    from memory.numbers import parse_amount
+
+    for m in _FIGURE.finditer(sentence):
+        if parse_amount(m.group(0).strip()) == value:
+            return m.group(0).strip()
+    return format(value.normalize(), "f")
+
+
+def _cloze(sentence: str, value: str) -> str:
+    blanked = sentence.replace(value, "___", 1)
+    return f'Fill in the blank from what I told you earlier: "{blanked}"'
+
+
+def _phrase(text: str) -> str:
+    words = text.strip().split()
+    while words and words[0].lower() in ("to", "a", "an", "the", "my"):
+        words = words[1:]
+    return " ".join(words[:6]).strip(" '\"")
+
+
+def stated_facts(text: str) -> list[StatedFact]:
+    """The facts a user message states, sentence by sentence, by the same rules as the
+    stand-in extractor (a name from "I'm X", a figure about salary, rent, an FD, ...) and a
+    few more: any amount of money, a date, another number, a stated preference. Rule-based:
+    it proposes, the user chooses."""
+    found: list[StatedFact] = []
+    for raw in _SENTENCE.split(text):
+        sentence = " ".join(raw.split())
+        if not sentence:
+            continue
+        name = _NAME_CASE.search(sentence)
+        if name and name.group(1) not in _NOT_NAMES:
+            found.append(StatedFact("name", "name", name.group(1), sentence, "What is my name?"))
+        dates = [m.group(0) for m in _DATE.finditer(sentence)]
+        for d in dates:
+            found.append(StatedFact("date", "date", d, sentence, _cloze(sentence, d)))
+        for clause in _CLAUSE.split(_DATE.sub(" ", sentence)):
+            key = _key_of(clause)
+            money = _MONEY.search(clause) is not None
+            amounts = sorted(stated_amounts(clause))
+            for value in amounts:
+                shown = _figure_text(clause, value)
+                own_money = _MONEY.search(shown) is not None
+                if own_money or ((money or key) and value >= 100):
+                    probe = _KEY_PROBES.get(key, "") if key and value == amounts[-1] else ""
+                    found.append(StatedFact("amount", key or "amount", shown, sentence,
+                                            probe or _cloze(sentence, shown)))  # fmt: skip
+                else:
+                    found.append(StatedFact("number", "number", shown, sentence,
+                                            _cloze(sentence, shown)))  # fmt: skip
+        for m in _PREFERENCE.finditer(sentence):
+            verb, what = m.group(1).lower(), _phrase(m.group(2))
+            if what:
+                probe = f"What did I say I {verb}?"
+                found.append(StatedFact("preference", f"{verb.replace(' ', '_')}s", what,
+                                        sentence, probe))  # fmt: skip
+        for m in _FAVOURITE.finditer(sentence):
+            thing, what = m.group(1).lower(), _phrase(m.group(2))
+            if what:
+                found.append(StatedFact("preference", f"favourite_{thing.replace(' ', '_')}",
+                                        what, sentence, f"What is my favourite {thing}?"))  # fmt: skip
+    return found

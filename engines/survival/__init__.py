@@ -3,7 +3,8 @@ about other things, probe at turn N, and give a payload and a recall verdict per
 
 facts.py (facts and their file format), config.py (a run's settings, the plan sentence and
 the script), verdicts.py (current / both / stale / missing), results.py (rows, results,
-CSV/JSON), runner.py (lanes over the script), run.py (estimate and run a grid). Import from here.
+CSV/JSON), runner.py (lanes over the script), run.py (estimate and run a grid), suggest.py
+(facts an imported conversation states, probed in place). Import from here.
 """
 
 from engines.survival.config import (
@@ -37,6 +38,12 @@ from engines.survival.results import (
 )
 from engines.survival.run import STAND_IN_NOTE, estimate, run_survival
 from engines.survival.runner import Cancelled
+from engines.survival.suggest import (
+    Suggestion,
+    conversation_config,
+    default_probe_turns,
+    suggest_facts,
+)
 from engines.survival.verdicts import (
     BOTH,
     CURRENT,
@@ -92,7 +99,10 @@ __all__ = [
     "SurvivalConfig",
     "SurvivalConfigError",
     "SurvivalResult",
+    "Suggestion",
     "Update",
+    "conversation_config",
+    "default_probe_turns",
     "estimate",
     "facts_json",
     "load_facts",
@@ -103,5 +113,6 @@ __all__ = [
     "rows_to_csv",
     "run_survival",
     "script",
+    "suggest_facts",
     "verdict_of",
 ]

@@ -19,6 +19,7 @@ from engines.survival.facts import (
     load_facts,
 )
 from memory.choices import StrategyChoice
+from memory.numbers import find_answer
 from memory.registry import DEFAULT_LANES, spec
 from memory.standins import fixed_reply
 from scenarios import fincoach
@@ -46,6 +47,9 @@ class SurvivalConfig:
     replies: str = "fixed"  # "fixed" short replies, or "generated" by the model
     system_prompt: str = fincoach.SYSTEM_PROMPT
     encoding: str = "o200k_base"
+    # the filler is the user's own conversation, played as it was: turn t is its turn t and
+    # the facts are the ones it states at their turns (nothing is inserted)
+    in_place: bool = False
 
     @property
     def last_turn(self) -> int:
@@ -109,11 +113,40 @@ class SurvivalConfig:
             raise SurvivalConfigError(f"replies are 'fixed' or 'generated', got {self.replies!r}")
         if self.filler is not None and not self.filler:
             raise SurvivalConfigError("the imported filler is empty")
+        if self.in_place:
+            self._check_in_place()
         if not self.system_prompt.strip():
             raise SurvivalConfigError("the system prompt is empty: write one or keep FinCoach's")
         if len(self.system_prompt) > MAX_SYSTEM_PROMPT:
             raise SurvivalConfigError(f"the system prompt is over {MAX_SYSTEM_PROMPT:,} characters")
         return self
+
+    def _check_in_place(self) -> None:
+        """A conversation played in place must reach the last probe, and state each fact's
+        values at the turn the fact names (a wrong turn number is caught here)."""
+        if not self.filler:
+            raise SurvivalConfigError("probing facts in place needs the imported conversation")
+        n = len(self.filler)
+        if self.last_turn - 1 > n:
+            raise SurvivalConfigError(
+                f"probe turn N={self.last_turn} needs turns 1..{self.last_turn - 1}, but the "
+                f"conversation has {n} turns: probe at N={n + 1} or earlier"
+            )
+        for f in self.facts:
+            for i, s in enumerate(f.statements()):
+                where = f"fact {f.key!r}" + (f", update {i}" if i else "")
+                if s.turn > n:
+                    raise SurvivalConfigError(
+                        f"{where} is stated at turn {s.turn}, but the conversation has {n} turns"
+                    )
+                turn = self.filler[s.turn - 1]
+                text = turn.user if s.speaker == "user" else (turn.reply or "")
+                if find_answer(text, s.answers) is None:
+                    shown = text if len(text) <= 80 else text[:77] + "..."
+                    raise SurvivalConfigError(
+                        f"{where}: none of its values ({', '.join(s.answers)}) is in turn "
+                        f"{s.turn} of the conversation ({s.speaker}: {shown!r})"
+                    )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,6 +160,7 @@ class SurvivalConfig:
             "replies": self.replies,
             "system_prompt": self.system_prompt,
             "encoding": self.encoding,
+            **({"filler_in_place": True} if self.in_place else {}),
         }
 
     as_dict = to_dict
@@ -176,11 +210,15 @@ class SurvivalConfig:
                            ("encoding", str)):  # fmt: skip
             if not isinstance(values[name], kind) or isinstance(values[name], bool):
                 raise SurvivalConfigError(f"{name} must be {kind.__name__}")
+        in_place = data.get("filler_in_place", False)
+        if not isinstance(in_place, bool):
+            raise SurvivalConfigError("filler_in_place is true or false")
         return cls(
             facts=facts,
             probe_turns=probe_turns,
             strategies=strategies,
             filler=filler,
+            in_place=in_place,
             **values,
         )
 
@@ -235,6 +273,8 @@ def script(config: SurvivalConfig) -> list[ScriptTurn]:
     """Turns 1 .. N_max - 1: statements (facts and updates, by either side) at their turns,
     filler everywhere else."""
     last = config.last_turn - 1
+    if config.in_place and config.filler:
+        return _in_place(config, last)
     said: dict[int, list[tuple[str, str, str, str]]] = {}  # turn -> (speaker, text, ask, kind)
     for f in config.facts:
         for i, s in enumerate(f.statements()):
@@ -263,3 +303,24 @@ def script(config: SurvivalConfig) -> list[ScriptTurn]:
         reply = " ".join(replies) if replies else fixed_reply(t)
         turns.append(ScriptTurn(t, " ".join(user), kind, reply, scripted=bool(replies)))
     return turns
+
+
+def _in_place(config: SurvivalConfig, last: int) -> list[ScriptTurn]:
+    """The user's own conversation as it was, up to turn `last`: a turn that states a fact
+    is a "plant" (or "update"), a recorded reply is sent as written."""
+    kinds: dict[int, str] = {}
+    for f in config.facts:
+        for i, s in enumerate(f.statements()):
+            if kinds.get(s.turn) != "plant":
+                kinds[s.turn] = "plant" if i == 0 else "update"
+    assert config.filler is not None
+    return [
+        ScriptTurn(
+            t,
+            item.user,
+            kinds.get(t, "filler"),
+            item.reply or fixed_reply(t),
+            scripted=item.reply is not None,
+        )
+        for t, item in enumerate(config.filler[:last], start=1)
+    ]

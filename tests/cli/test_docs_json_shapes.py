@@ -1,5 +1,6 @@
-"""docs/cli.md documents the --json shapes of transcript, replay and recall: each documented
-block's keys are the keys the real command prints (nested objects and first list items)."""
+"""docs/cli.md documents the --json shapes of transcript, replay, recall and survival
+--suggest-facts: each documented block's keys are the keys the real command prints (nested
+objects and first list items)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,16 @@ def keys(doc: object, real: object, where: str = "") -> None:
         (
             "transcript",
             ["transcript", str(FIX / "otel_spans.jsonl"), "--conversation", "conv-1", "--json"],
+        ),
+        (
+            "survival-suggest",
+            [
+                "survival",
+                "--from-transcript",
+                str(FIX / "own_log.json"),
+                "--suggest-facts",
+                "--json",
+            ],
         ),
         ("replay", ["replay", str(FIX / "langsmith_runs.json"), "--conversation", "1", "--json"]),
         (
