@@ -9,7 +9,7 @@ May import: memory/. Never streamlit or any other package of this project.
 No streamlit here: the UI layer imports this, never the other way round.
 """
 
-from providers import embedded
+import providers.embedded as embedded
 from providers.bodies import build_anthropic_body, build_body, build_openai_body
 from providers.catalog import (
     DEFAULT_PRESET,

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import providers.errors as provider_errors
 from memory.types import Request
-from providers import errors as provider_errors
 from providers.bodies import api_family, build_body
 from providers.clients import endpoint_url, get_client
 from providers.errors import ProviderError

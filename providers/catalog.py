@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+import providers.embedded as embedded
 from memory.types import Usage
-from providers import embedded
 from providers.settings import Kind, ProviderChoice, ProviderSettings
 
 PRICES_NOTE = "approximate list prices in USD per million tokens (2025); edit to match your plan"

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from providers import embedded
+import providers.embedded as embedded
 from providers.settings import ProviderSettings
 
 _lock = threading.Lock()

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from providers import errors
+import providers.errors as errors
 from providers.errors import short_detail
 from providers.redaction import safe_url
 from providers.settings import ProviderSettings

@@ -30,10 +30,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from engines.survival import SurvivalConfig
-from engines.tune import results
 from engines.tune.evaluator import Evaluator, is_token_amount
 from engines.tune.facts import FactsEvaluator
-from engines.tune.results import Target, Trial, TuneProgress, TuneResult
+from engines.tune.results import (
+    STOP_CANCELLED,
+    STOP_DONE,
+    STOP_TIME,
+    STOP_TRIALS,
+    Target,
+    Trial,
+    TuneProgress,
+    TuneResult,
+)
 from memory.choices import StrategyChoice
 from memory.registry import Param, spec
 from memory.tokens import TokenCounter
@@ -112,11 +120,11 @@ class _Search:
         if key in self._seen:
             return self._seen[key]
         if self.cancel.is_set():
-            self.stop = results.STOP_CANCELLED
+            self.stop = STOP_CANCELLED
         elif len(self.trials) >= self.max_trials:
-            self.stop = results.STOP_TRIALS
+            self.stop = STOP_TRIALS
         elif time.perf_counter() > self.deadline:
-            self.stop = results.STOP_TIME
+            self.stop = STOP_TIME
         if self.stop:
             return None
         trial = self._run(choice, stage)
@@ -323,7 +331,7 @@ def tune(
     return TuneResult(
         target,
         search.trials,
-        search.stop or results.STOP_DONE,
+        search.stop or STOP_DONE,
         time.perf_counter() - started,
         seed,
         evaluator.notes(strategies),
