@@ -26,6 +26,7 @@ from ui.app_state import AppConfig, LaneChoice, maintenance_settings, settings_f
 from ui.page_jobs import job_board, take_finished
 from ui.picker import by_name, strategy_picker
 from ui.safe import md, plain
+from ui.transcript_picker import ACCEPTED, FILE_TYPES, pick_conversation
 
 navigation.page_config("Sessions · Memory Lab", "🗂️")
 
@@ -388,24 +389,21 @@ def collect_replay() -> None:
 with import_tab:
     st.markdown(
         "Bring a conversation from your own product and see what each strategy would have "
-        "sent. Accepted: **OpenAI** messages JSON (a list of `{role, content}`), **Anthropic** "
-        "JSON (`system` + `messages`), **plain text** (`User:` / `Assistant:` lines), or a "
-        "Memory Lab **JSON export**."
+        "sent. Accepted: " + ACCEPTED + ". A file of many conversations is a list to pick "
+        "from."
     )
-    upload = st.file_uploader("Transcript file", type=["json", "txt", "md"])
+    upload = st.file_uploader("Transcript file", type=FILE_TYPES)
     pasted = st.text_area("…or paste it here", height=140, key="import_text")
     raw: str | bytes | None = upload.getvalue() if upload is not None else (pasted or None)
     source_name = upload.name if upload is not None else ""
     collect_replay()
     if raw:
-        transcript: transcripts.Transcript | None
-        try:
-            transcript = transcripts.parse(raw, name=source_name)
-        except transcripts.TranscriptError as exc:
-            st.error(md("Cannot import this file — {}", exc))
-            transcript = None
+        transcript = pick_conversation(raw, source_name, key="import")
         if transcript is not None:
             st.success(md("Read {}.", transcript.describe()))
+            if transcript.title:
+                st.caption(md("Conversation {}: {} · {}", transcript.number, transcript.title,
+                              transcript.created[:10] or "no date"))  # fmt: skip
             for note in transcript.notes:
                 st.caption(plain(note))
             if transcript.saved is not None and st.button(
@@ -433,7 +431,9 @@ with import_tab:
                     prompts["The transcript's own system prompt"] = transcript.system
                 prompts["The main page's system prompt"] = config.system_prompt
                 prompt_label = st.radio("System prompt", list(prompts))
-                base = source_name.rsplit(".", 1)[0] if source_name else "pasted transcript"
+                base = transcript.title or (
+                    source_name.rsplit(".", 1)[0] if source_name else "pasted transcript"
+                )
                 name = st.text_input("Name of the replayed session", f"Replay of {base}")
                 st.caption(
                     md("Model: {} ", config.provider_caption())

@@ -241,3 +241,29 @@ def test_a_json_export_pasted_in_is_restored_as_it_was(fake_transport):
     copy = next(i for i in infos if i.id != session.id)
     assert copy.source == "import"
     assert store().load(copy.id).records == store().load(session.id).records
+
+
+def listing(at: AppTest):
+    return next(d.value for d in at.dataframe if "skipped parts" in d.value.columns)
+
+
+def test_a_file_of_many_conversations_is_a_list_to_search_and_pick_from(fake_transport):
+    """A ChatGPT export (3 conversations): listed with title, date and turns; the search
+    narrows the list; the one picked is what the replay form imports."""
+    export = (ROOT / "tests" / "scenarios" / "fixtures" / "chatgpt_export.json").read_text()
+    at = sessions_page()
+    at.text_area(key="import_text").set_value(export)
+    ok(at.run())
+    assert not at.error, [e.value for e in at.error]
+    listed = listing(at)
+    assert list(listed["title"]) == ["Budget plan", "Trip to Goa", "Edited prompt"]
+    assert list(listed["turns"]) == [2, 1, 2]
+    assert list(listed["date"].str[:10]) == ["2024-06-01", "2024-06-02", "2024-06-03"]
+    pick = at.selectbox(key="import-pick")
+    assert pick.value == 1 and any("Read 2 turns" in text_of(s.value) for s in at.success)
+    at.text_input(key="import-search").set_value("goa")
+    ok(at.run())
+    assert list(listing(at)["title"]) == ["Trip to Goa"]
+    assert at.selectbox(key="import-pick").value == 2
+    assert any("Read 1 turns" in text_of(s.value) for s in at.success)
+    assert at.text_input[-1].value == "Replay of Trip to Goa"
