@@ -9,6 +9,7 @@ that Session (in that browser session's `st.session_state`) and nowhere else.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any
 
 import streamlit as st
@@ -158,18 +159,29 @@ def lane_choices(config: AppConfig, session: Session) -> dict[str, LaneChoice]:
     }
 
 
+def run_options(config: AppConfig) -> dict[str, Any]:
+    """What a session built from `config` runs with besides its lanes: the one place the
+    page's provider choice becomes the Session's call settings (new and restored alike)."""
+    return {
+        "provider": settings_for(config.provider),
+        "maintenance": maintenance_settings(config.provider),
+        "upkeep": UpkeepLimits() if config.provider.short_upkeep else None,
+        "share": config.provider.share_identical,
+    }
+
+
 def new_session(config: AppConfig) -> Session:
     """A fresh conversation with the configured lanes, saved turn by turn."""
     session = Session(
-        system_prompt=config.system_prompt,
-        lanes=lane_specs(config),
-        provider=settings_for(config.provider),
-        maintenance=maintenance_settings(config.provider),
-        upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
-        share=config.provider.share_identical,
+        system_prompt=config.system_prompt, lanes=lane_specs(config), **run_options(config)
     )
     attach(session, config)
     return session
+
+
+# why a session is not saved, when attaching it to the store failed (by session object: the
+# reason lives as long as the conversation does, and the lanes layer never hears of it)
+_UNSAVED: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
 
 
 def attach(session: Session, config: AppConfig | None = None, *, source: str = "main") -> None:
@@ -179,7 +191,9 @@ def attach(session: Session, config: AppConfig | None = None, *, source: str = "
         store().track(session, app=app_settings(config) if config else None, source=source)
     except Exception as exc:  # the page must work without its store
         log.exception("the session store is unavailable")
-        session.store_error = f"Not saved: {exc}"  # type: ignore[attr-defined]
+        _UNSAVED[session] = f"Not saved: {exc}"
+    else:
+        _UNSAVED.pop(session, None)
 
 
 def tracker(session: Session) -> Tracker | None:
@@ -191,7 +205,7 @@ def tracker(session: Session) -> Tracker | None:
 
 def status(session: Session) -> tuple[bool, str]:
     """(ok, a line to show) about saving this conversation."""
-    error = getattr(session, "store_error", None)
+    error = _UNSAVED.get(session)
     found = tracker(session)
     if error or found is None:
         return False, error or "Not saved: this conversation is not attached to the store."
@@ -209,15 +223,12 @@ def restore(saved: SavedSession, config: AppConfig) -> Session:
     `config_for`: the provider chosen here); not attached to the store."""
     return Session.from_snapshot(
         saved.snapshot(),
-        provider=settings_for(config.provider),
-        maintenance=maintenance_settings(config.provider),
         lane_providers={  # by the saved labels: a lane on another provider keeps its label
             name: settings_for(lane.provider)
             for name, lane in zip(saved.strategies, config.lanes, strict=True)
             if lane.provider
         },
-        upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
-        share=config.provider.share_identical,
+        **run_options(config),
     )
 
 

@@ -55,3 +55,18 @@ def test_app_state_no_longer_imports_persistence():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_a_store_that_cannot_open_leaves_the_chat_running_and_says_not_saved(
+    fake_transport, monkeypatch, tmp_path
+):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MEMORY_LAB_DB_URL", f"sqlite:///{blocker / 'sessions.sqlite3'}")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.chat_input  # the conversation goes on, unsaved
+    warnings = [w.value for w in at.sidebar.warning]
+    # the reason attaching failed, not only that no tracker is attached
+    assert any(w.startswith("Not saved:") and "a-file" in w for w in warnings), warnings
