@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 UPKEEP_MAX_TOKENS = 256  # summaries and fact JSON need more room than a short reply
 
 
-def settings_for(
+def preset_settings(
     provider: str,
     *,
     model: str | None = None,
@@ -72,7 +72,7 @@ def bind(
     temperature: float | None = 0.0,
 ) -> tuple[Sender, ModelFn, str]:
     """(send, upkeep model function, description) for a catalog preset."""
-    settings = settings_for(
+    settings = preset_settings(
         provider, model=model, base_url=base_url, max_tokens=max_tokens, temperature=temperature
     )
     send, model_fn = bind_settings(settings)

@@ -40,7 +40,7 @@ from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui import navigation
-from ui.app_state import AppConfig, settings_for
+from ui.app_state import AppConfig, keyed_settings
 from ui.page_jobs import job_board, job_state
 from ui.picker import strategy_picker
 from ui.safe import md, plain
@@ -126,9 +126,9 @@ def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) 
     model_label = "payload only (no model)"
     if settings["model"] == MAIN_MODEL:
         choice = app.provider
-        conversation = settings_for(choice).with_(max_tokens=int(settings["probe_tokens"]))
+        conversation = keyed_settings(choice).with_(max_tokens=int(settings["probe_tokens"]))
         upkeep = (
-            settings_for(choice, choice.maintenance_model) if choice.maintenance_model else None
+            keyed_settings(choice, choice.maintenance_model) if choice.maintenance_model else None
         )
         if upkeep is not None:
             upkeep = upkeep.with_(max_tokens=max(256, upkeep.max_tokens))

@@ -22,7 +22,7 @@ from present import export
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
 from storage.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
 from ui import navigation, persistence
-from ui.app_state import AppConfig, LaneChoice, maintenance_settings, settings_for
+from ui.app_state import AppConfig, LaneChoice, keyed_settings, maintenance_settings
 from ui.page_jobs import job_board, take_finished
 from ui.picker import by_name, strategy_picker
 from ui.safe import md, plain
@@ -324,7 +324,7 @@ def start_replay(
     name: str,
     config: AppConfig,
 ) -> None:
-    provider = settings_for(config.provider)
+    provider = keyed_settings(config.provider)
     maintenance = maintenance_settings(config.provider)
     # each picked strategy's lanes on the main page (their own models too), else its defaults
     chosen = [

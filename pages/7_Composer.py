@@ -20,7 +20,7 @@ from memory.errors import InvalidParameter
 from memory.registry import REGISTRY, builtin_composition
 from storage.store import Store, StoreError
 from ui import composer_view, navigation, persistence
-from ui.app_state import settings_for
+from ui.app_state import keyed_settings
 from ui.composer_form import Draft, blocks_frame, check, give_way_options, where
 from ui.composer_preview import conversation_of, preview
 from ui.composer_view import load_draft
@@ -160,7 +160,7 @@ late: dict[str, list[str]] = {}
 if composition is None:
     st.info("Fix the problems marked above to see the preview.")
 else:
-    settings = settings_for(app.provider)
+    settings = keyed_settings(app.provider)
     shown = preview(
         composition,
         conversation,

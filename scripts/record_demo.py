@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from lanes.session import LaneSpec, Session, UpkeepLimits  # noqa: E402
 from scenarios import fincoach  # noqa: E402
 from storage.store import SavedSession  # noqa: E402
-from ui.app_state import AppConfig, settings_for  # noqa: E402
+from ui.app_state import AppConfig, keyed_settings  # noqa: E402
 from ui.persistence import app_settings  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def main() -> None:
     session = Session(
         system_prompt=fincoach.SYSTEM_PROMPT,
         lanes=[LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
-        provider=settings_for(choice),
+        provider=keyed_settings(choice),
         upkeep=UpkeepLimits() if choice.short_upkeep else None,
         name="FinCoach demo (recorded)",
     )

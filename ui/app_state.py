@@ -35,7 +35,7 @@ __all__ = [
     "LaneChoice",
     "ProviderChoice",
     "add_lane",
-    "settings_for",
+    "keyed_settings",
 ]
 
 
@@ -189,7 +189,7 @@ def saved_choice(
     return endpoint_policy.follow(saved_named(app, public), current).runs
 
 
-def settings_for(choice: ProviderChoice, model: str | None = None) -> providers.ProviderSettings:
+def keyed_settings(choice: ProviderChoice, model: str | None = None) -> providers.ProviderSettings:
     """ProviderSettings for the choice; the key: typed in, else secrets, else env."""
     return catalog.settings_for(
         choice, model, api_key=secret(catalog.preset(choice.preset).key_env)
@@ -198,7 +198,7 @@ def settings_for(choice: ProviderChoice, model: str | None = None) -> providers.
 
 def maintenance_settings(choice: ProviderChoice) -> providers.ProviderSettings | None:
     """Settings for upkeep calls when a separate maintenance model is chosen, else None."""
-    return settings_for(choice, choice.maintenance_model) if choice.maintenance_model else None
+    return keyed_settings(choice, choice.maintenance_model) if choice.maintenance_model else None
 
 
 def secret(name: str | None) -> str | None:

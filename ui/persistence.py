@@ -21,7 +21,7 @@ from providers import catalog
 from providers.settings import ProviderChoice
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui import navigation
-from ui.app_state import AppConfig, LaneChoice, maintenance_settings, saved_named, settings_for
+from ui.app_state import AppConfig, LaneChoice, keyed_settings, maintenance_settings, saved_named
 from ui.safe import plain
 
 NOTES_KEY = "saved_endpoints"  # (session id, lines): what a continued session's file named
@@ -139,7 +139,7 @@ def lane_specs(config: AppConfig) -> list[LaneSpec]:
     """The configured lanes as the Session takes them: labels, and each own provider's call
     settings (its key looked up like the session's)."""
     return [
-        LaneSpec(lane.strategy, lane.params, settings_for(lane.provider), label)
+        LaneSpec(lane.strategy, lane.params, keyed_settings(lane.provider), label)
         if lane.provider
         else LaneSpec(lane.strategy, lane.params, label=label)
         for lane, label in zip(config.lanes, config.labels(), strict=True)
@@ -163,7 +163,7 @@ def run_options(config: AppConfig) -> dict[str, Any]:
     """What a session built from `config` runs with besides its lanes: the one place the
     page's provider choice becomes the Session's call settings (new and restored alike)."""
     return {
-        "provider": settings_for(config.provider),
+        "provider": keyed_settings(config.provider),
         "maintenance": maintenance_settings(config.provider),
         "upkeep": UpkeepLimits() if config.provider.short_upkeep else None,
         "share": config.provider.share_identical,
@@ -224,7 +224,7 @@ def restore(saved: SavedSession, config: AppConfig) -> Session:
     return Session.from_snapshot(
         saved.snapshot(),
         lane_providers={  # by the saved labels: a lane on another provider keeps its label
-            name: settings_for(lane.provider)
+            name: keyed_settings(lane.provider)
             for name, lane in zip(saved.strategies, config.lanes, strict=True)
             if lane.provider
         },

@@ -27,7 +27,7 @@ from memory.errors import InvalidParameter
 from memory.maintenance import Upkeep
 from present.tune import frontier_figure
 from ui import composer_view, navigation
-from ui.app_state import AppConfig, maintenance_settings, settings_for
+from ui.app_state import AppConfig, keyed_settings, maintenance_settings
 from ui.lane_handoff import add_as_lane
 from ui.page_jobs import job_board
 from ui.safe import md
@@ -198,7 +198,7 @@ def confirmation_cost(app: AppConfig, input_tokens: int, output_tokens: int) -> 
 
 
 def start_confirmation(config: SurvivalConfig, winner: Trial, app: AppConfig) -> jobs.Job:
-    conversation = settings_for(app.provider).with_(max_tokens=CONFIRM_REPLY_TOKENS)
+    conversation = keyed_settings(app.provider).with_(max_tokens=CONFIRM_REPLY_TOKENS)
     send, model_fn = bind_settings(conversation, maintenance_settings(app.provider))
 
     def work(job: jobs.Job) -> SurvivalResult:

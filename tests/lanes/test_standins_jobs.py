@@ -10,7 +10,7 @@ import pytest
 
 from engines.survival import DEFAULT_FACTS
 from lanes import jobs
-from lanes.binding import describe, settings_for
+from lanes.binding import describe, preset_settings
 from memory.maintenance import extraction_request, summary_request
 from memory.numbers import Answer
 from memory.standins import (
@@ -104,8 +104,8 @@ def test_a_failing_job_keeps_its_error():
 
 
 def test_settings_for_presets():
-    settings = settings_for("embedded", max_tokens=64)
+    settings = preset_settings("embedded", max_tokens=64)
     assert settings.kind == "embedded" and settings.max_tokens == 64 and settings.temperature == 0
     assert describe(settings).startswith("Embedded")
     with pytest.raises(ValueError, match="unknown provider 'nope'"):
-        settings_for("nope")
+        preset_settings("nope")

@@ -98,7 +98,7 @@ def test_a_saved_session_reopens_with_each_lane_on_its_own_model():
     from providers.fake import FakeTransport
     from providers.settings import ProviderChoice
     from storage.store import SavedSession
-    from ui.app_state import AppConfig, LaneChoice, settings_for
+    from ui.app_state import AppConfig, LaneChoice, keyed_settings
     from ui.persistence import config_for, lane_specs
 
     sb = REGISTRY["summary_buffer"].defaults()
@@ -113,7 +113,7 @@ def test_a_saved_session_reopens_with_each_lane_on_its_own_model():
     session = Session(
         system_prompt=config.system_prompt,
         lanes=lane_specs(config),
-        provider=settings_for(config.provider),
+        provider=keyed_settings(config.provider),
         transport=FakeTransport(),
     )
     session.run_turn("Hi! I'm Chiru.")

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.ui.conftest import ROOT
 from ui import navigation
-from ui.app_state import AppConfig, ProviderChoice, settings_for
+from ui.app_state import AppConfig, ProviderChoice, keyed_settings
 
 APP = str(ROOT / "app.py")
 
@@ -46,7 +46,7 @@ def test_a_custom_endpoint_gets_a_key_field_whose_key_is_sent(fake_transport):
     assert not at.exception, at.exception
     choice = at.session_state["config"].provider
     assert choice.preset == "custom" and choice.api_key == "sk-typed-for-custom-0123456789"
-    assert settings_for(choice).resolve_key() == "sk-typed-for-custom-0123456789"
+    assert keyed_settings(choice).resolve_key() == "sk-typed-for-custom-0123456789"
     assert "sk-typed" not in repr(at.session_state["config"])
 
 

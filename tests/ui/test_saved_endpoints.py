@@ -22,7 +22,7 @@ from providers.settings import ProviderChoice, ProviderSettings
 from storage.store import SavedSession, Store
 from tests.ui.conftest import APP, ROOT
 from ui import navigation
-from ui.app_state import AppConfig, LaneChoice, settings_for
+from ui.app_state import AppConfig, LaneChoice, keyed_settings
 from ui.persistence import lane_specs
 
 EVIL = "http://198.51.100.7:9/v1"  # TEST-NET-2: never contacted
@@ -54,7 +54,7 @@ def hostile_saved(transport) -> SavedSession:
     session = Session(
         system_prompt="You are helpful.",
         lanes=lane_specs(config),
-        provider=settings_for(config.provider),
+        provider=keyed_settings(config.provider),
         transport=transport,
     )
     Store().track(session, app=config.as_saved())
@@ -77,7 +77,7 @@ def assert_the_user_decides(session: Session, typed: AppConfig) -> None:
         assert settings.base_url not in (EVIL, EVIL_LANE), settings
         if settings.api_key:  # a typed key goes only where it was typed for
             assert settings.api_key == KEY and settings.base_url == TYPED_URL
-    want = settings_for(typed.provider)
+    want = keyed_settings(typed.provider)
     assert (session.provider.kind, session.provider.base_url) == (want.kind, want.base_url)
 
 
@@ -127,7 +127,7 @@ def recorded_demo_file(saved: SavedSession, typed: AppConfig, tmp: Path) -> Sess
 
 def library_continue(saved: SavedSession, typed: AppConfig, tmp: Path) -> Session | None:
     try:
-        return Store().continue_session(saved.id, provider=settings_for(typed.provider))
+        return Store().continue_session(saved.id, provider=keyed_settings(typed.provider))
     except ValueError as exc:  # a lane's own custom endpoint: refused, its provider asked for
         assert "never decides where a request goes" in str(exc)
         return None
