@@ -6,9 +6,6 @@ store saves. What a failed turn means for memory is defined here: a turn whose c
 marked with its error, and `Lane.retry` can resend it while it is still the latest turn.
 A cancelled turn (the user pressed Stop) is recorded as `cancelled` and, like a failed one,
 leaves nothing in memory: the turn runs on a fork of the strategy that is dropped on cancel.
-
-Past 400 lines on purpose: the records a lane writes (TurnAccount, MaintenanceRecord,
-LaneTurn) and the Lane writing them are one contract, read together.
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ A turn can be stopped (`cancel`) in every lane or in one: each lane's stream is 
 next piece, the turn is recorded as cancelled and nothing of it enters that lane's memory.
 Upkeep calls (summaries, extraction) get their own output limits (`UpkeepLimits`), so a
 weak model that rambles cannot make them as long as a reply.
-
-About 530 lines: the Session's turn bookkeeping (begin, start a lane, cancel, finish once,
-retry) is one lock's contract, and it reads best kept with the class that holds the lock.
 """
 
 from __future__ import annotations

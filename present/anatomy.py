@@ -12,9 +12,6 @@ figure and every lane, so one legend reads for all of them:
 
 Hovering a part names the turns it holds. No streamlit here: the pages and the HTML report
 draw the same figures.
-
-Over 400 lines: three figures share one colour map, one scale and the hover texts; the
-values behind them are already apart in present/anatomy_data.py.
 """
 
 from __future__ import annotations

@@ -11,10 +11,6 @@
 The figures come from present/lanes.py and present/survival.py — the same Plotly builders the
 pages use (they import no streamlit), so a report shows what the app showed. Every export is
 built from a scrubbed copy of the session: no key can reach a file.
-
-Over 400 lines: the four formats share the scrubbing, the per-lane figures and the cost
-table, so they are kept together; splitting the HTML report (the larger half) into its own
-module is the next step when this file grows.
 """
 
 from __future__ import annotations
