@@ -5,7 +5,8 @@ the model recall it. The run happens in a background job; this page shows its pr
 can cancel it (the rows so far are kept), and draws the heat maps when it is done.
 
 Over 400 lines as one page's form, plan, progress and results read top to bottom; the
-settings parsing lives in ui/survival_form.py, the engine in engines/survival/.
+settings parsing lives in ui/survival_form.py, the own-log import in ui/own_log.py, the engine
+in engines/survival/.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui import navigation
 from ui.app_state import AppConfig, keyed_settings
+from ui.own_log import own_log_section
 from ui.page_jobs import job_board, job_state
 from ui.picker import strategy_picker
 from ui.safe import md, plain
-from ui.survival_form import build_config, facts_from_editor, facts_rows
+from ui.survival_form import OWN, build_config, facts_from_editor, facts_rows
 
 navigation.page_config("Fact survival · Memory Lab", "🧪")
 
@@ -176,6 +178,14 @@ st.caption(
     "copy of its memory, so probing never changes the conversation."
 )
 
+# ---- your own log ------------------------------------------------------------------------
+own = own_log_section(settings, running=running)
+if own is not None:
+    st.session_state.survival_settings = settings = own
+    for widget in ("use-facts", "facts-editor"):  # they would keep the old facts' selection
+        st.session_state.pop(widget, None)
+    st.rerun()
+
 # ---- settings form -----------------------------------------------------------------------
 with st.form("survival-settings"):
     left, right = st.columns(2, gap="large")
@@ -240,15 +250,16 @@ with st.form("survival-settings"):
             height=120,
             help="Sent first, unchanged, by every strategy (FinCoach's by default).",
         )
+        fillers = ["builtin", "import", OWN]
         filler_mode = st.radio(
             "Filler between the facts and the probes",
-            ["builtin", "import"],
-            index=0 if settings["filler"] == "builtin" else 1,
-            format_func=lambda m: (
-                f"Built-in bank ({len(BANK)} turns: {', '.join(TOPICS)})"
-                if m == "builtin"
-                else "An imported transcript"
-            ),
+            fillers,
+            index=fillers.index(settings["filler"]) if settings["filler"] in fillers else 0,
+            format_func=lambda m: {
+                "builtin": f"Built-in bank ({len(BANK)} turns: {', '.join(TOPICS)})",
+                "import": "An imported transcript",
+                OWN: "My own log, played as it was (its facts at their turns; import it above)",
+            }[m],
             horizontal=False,
         )
         upload = st.file_uploader(
@@ -313,7 +324,11 @@ if applied:
         "probe_tokens": int(probe_tokens),
         "parallel": bool(parallel),
     }
-    if upload is not None:
+    if upload is not None and filler_mode == OWN:
+        st.warning(
+            "The transcript upload is filler for the other modes: import your own log above."
+        )
+    elif upload is not None:
         try:
             turns = parse_transcript(upload.getvalue().decode("utf-8"), name=upload.name)
             new["filler_turns"] = [{"user": t.user, "reply": t.reply} for t in turns]
@@ -339,6 +354,15 @@ if problem:
     st.error(md("Cannot run: {}", problem))
 elif config is not None:
     est = cached_estimate(json.dumps(config.as_dict()), with_model, int(settings["probe_tokens"]))
+    if settings["filler"] == OWN:
+        st.caption(
+            md(
+                "Conversation: {} ({} turns), played as it was; each fact is probed at every "
+                "N after the turn it was said at.",
+                settings["filler_name"],
+                len(settings["filler_turns"]),
+            )
+        )
     if settings["filler"] == "import":
         st.caption(
             md(

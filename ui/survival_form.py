@@ -14,6 +14,8 @@ from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
 from scenarios import fincoach
 
+OWN = "own"  # the filler is the user's own log, played as it was, its facts at their turns
+
 
 def build_config(settings: dict[str, Any], choices: dict[str, StrategyChoice]) -> SurvivalConfig:
     """The engine's config from the page's plain settings (SurvivalConfigError if wrong)."""
@@ -25,13 +27,21 @@ def build_config(settings: dict[str, Any], choices: dict[str, StrategyChoice]) -
             raise SurvivalConfigError(f"extra variant {part!r}: {exc}") from None
     if settings["filler"] == "import" and not settings["filler_turns"]:
         raise SurvivalConfigError("import a transcript, or choose the built-in filler")
+    own = settings["filler"] == OWN
+    if own and not settings["filler_turns"]:
+        raise SurvivalConfigError(
+            "import your log above (Probe facts from your own log), or choose another filler"
+        )
     facts = [f for f in settings["facts"] if f.get("key") in settings["use_facts"]]
     return SurvivalConfig.from_dict(
         {
             "facts": facts,
             "probe_turns": settings["probe_turns"],
             "strategies": [c.as_dict() for c in strategies],
-            "filler": settings["filler_turns"] if settings["filler"] == "import" else "built-in",
+            "filler": settings["filler_turns"]
+            if settings["filler"] in ("import", OWN)
+            else "built-in",
+            "filler_in_place": own,
             "filler_seed": int(settings["seed"]),
             "replies": settings["replies"],
             "system_prompt": settings.get("system_prompt", fincoach.SYSTEM_PROMPT),
@@ -82,3 +92,39 @@ def facts_from_editor(edited: pd.DataFrame, before: list[dict[str, Any]]) -> lis
                 fact[extra] = kept[key][extra]
         facts.append(fact)
     return facts
+
+
+def suggestion_rows(suggestions: list[dict[str, Any]], ticked: list[str]) -> pd.DataFrame:
+    """The suggested facts as the page's tick list (test?, turn, kind, answer, probe, said)."""
+    return pd.DataFrame(
+        [
+            {
+                "test": s["key"] in ticked,
+                "turn": int(s["turn"]),
+                "kind": s["kind"],
+                "answer": "; ".join(s["answer"]),
+                "probe": s["probe"],
+                "what the user said": s["text"],
+                "key": s["key"],
+            }
+            for s in suggestions
+        ],
+        columns=["test", "turn", "kind", "answer", "probe", "what the user said", "key"],
+    )
+
+
+def ticked_facts(edited: pd.DataFrame, suggestions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The suggestions ticked in the edited list, as facts-file entries (an edited probe
+    question kept)."""
+    by_key = {s["key"]: s for s in suggestions}
+    out = []
+    for row in edited.to_dict("records"):
+        s = by_key.get(str(row.get("key")))
+        if s is None or not bool(row.get("test")):
+            continue
+        fact = {k: v for k, v in s.items() if k != "kind"}
+        probe = str(row.get("probe") or "").strip()
+        if probe:
+            fact["probe"] = probe
+        out.append(fact)
+    return out

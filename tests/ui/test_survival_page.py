@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -174,3 +175,48 @@ def test_custom_system_prompt_and_example_facts_reach_the_run():
     assert states == {"full": "both", "window (k=3)": "current"}
     fund = table[(table["fact"] == "emergency_fund") & (table["N"] == 3)]
     assert set(fund["said by"]) == {"assistant"} and set(fund["payload"]) == {"current"}
+
+
+LOG = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures" / "own_log.json"
+
+
+def test_facts_from_your_own_log_are_suggested_ticked_and_probed_in_place():
+    at = page()
+    at.text_area(key="own_log_text").set_value(LOG.read_text())
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("6 facts" in m.value and "rule-based" in m.value for m in at.markdown)
+    button(at, "Test the ticked facts on this conversation").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    settings = at.session_state.survival_settings
+    assert settings["filler"] == "own" and len(settings["filler_turns"]) == 12
+    assert [f["turn"] for f in settings["facts"]] == [1, 2, 4, 6, 7, 9]
+    assert settings["probe_turns"] == "2, 5, 8, 10, 13"
+    assert any("played as it was" in c.value for c in at.caption)
+    payload_only(at, "2, 5, 8, 10, 13")
+    assert "6 facts × 6 strategies × 5 probe turns" in " ".join(m.value for m in at.markdown)
+    button(at, "▶ Run").click().run()
+    run_until(at, lambda a: bool(a.session_state.survival_result))
+    table = at.dataframe[-1].value
+    window = table[table["strategy"] == "window (k=3)"].set_index(["fact", "N"])["payload"]
+    assert window[("name", 2)] == "current" and window[("name", 5)] == "missing"
+    full = table[table["strategy"] == "full"]
+    assert set(full["payload"]) == {"current"}
+
+
+def test_only_the_ticked_suggestions_become_facts_and_an_edited_probe_is_kept():
+    import pandas as pd
+
+    from engines.survival import suggest_facts
+    from engines.transcripts import parse
+    from ui.survival_form import suggestion_rows, ticked_facts
+
+    found = [s.to_dict() for s in suggest_facts(parse(LOG, name=LOG.name))]
+    rows = suggestion_rows(found, [f["key"] for f in found])
+    assert list(rows["test"]) == [True] * 6
+    edited = pd.DataFrame(rows)
+    edited["test"] = [True, False, True, False, False, False]
+    edited.loc[2, "probe"] = "What do I pay for the flat?"
+    facts = ticked_facts(edited, found)
+    assert [f["key"] for f in facts] == ["name", "rent"]
+    assert facts[1]["probe"] == "What do I pay for the flat?" and "kind" not in facts[1]
