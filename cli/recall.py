@@ -22,7 +22,7 @@ from cli.conventions import (
     strategies,
     write_json,
 )
-from engines.benchmarks import BenchReport, run_benchmark, table_rows
+from engines.benchmarks import DEFAULT_SETTINGS, BenchReport, run_benchmark, table_rows
 from engines.recall import Setting
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
@@ -34,15 +34,6 @@ EXAMPLES = """examples:
   memory-lab recall --dataset locomo locomo10.json --strategy full --strategy window:k=20 --json
 
 """
-
-DEFAULT = (
-    Setting("full"),
-    Setting("window", {"k": 10}),
-    Setting("token_window", shares={"budget": 0.10}),
-    Setting("summary_buffer", shares={"budget": 0.10}),
-    Setting("hybrid", shares={"budget": 0.10}),
-    Setting("retrieval", {"k": 2, "top_k": 10, "recall_budget": 0, "neighbours": 0.0}),
-)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -71,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _settings(values: list[str] | None) -> list[Setting]:
     if not values:
-        return list(DEFAULT)
+        return list(DEFAULT_SETTINGS)
     return [Setting(c.name, dict(c.params)) for c in strategies(values, ())]
 
 

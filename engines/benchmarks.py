@@ -32,6 +32,15 @@ from memory.types import Request
 from scenarios.benchmarks import BenchConversation, BenchQuestion, Dataset
 
 KS = (5, 10)
+# what `memory-lab recall` and the Long recall page run on a benchmark file by default
+DEFAULT_SETTINGS: tuple[Setting, ...] = (
+    Setting("full"),
+    Setting("window", {"k": 10}),
+    Setting("token_window", shares={"budget": 0.10}),
+    Setting("summary_buffer", shares={"budget": 0.10}),
+    Setting("hybrid", shares={"budget": 0.10}),
+    Setting("retrieval", {"k": 2, "top_k": 10, "recall_budget": 0, "neighbours": 0.0}),
+)
 _SCORE = re.compile(r"^turn (\d+): retrieved, score (-?[\d.]+)")
 
 

@@ -91,3 +91,40 @@ def test_a_model_answers_each_question_and_the_table_grades_it():
         assert any("Answered by ok" in c.value for c in at.caption)
     finally:
         server.stop()
+
+
+def test_a_benchmark_file_upload_gives_the_numbers_memory_lab_recall_prints():
+    """The page and the CLI on the same LoCoMo-format file, same default settings: the same
+    report, row for row (and the table is engines/benchmarks.table_rows of it)."""
+    from pathlib import Path
+
+    from tests.cli.cli_support import cli
+
+    fixture = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures" / "locomo_sample.json"
+    at = page()
+    next(r for r in at.radio if r.label == "Conversation").set_value("benchmark").run()
+    assert not at.exception, at.exception
+    at.file_uploader(key="bench-upload").set_value(
+        ("locomo_sample.json", fixture.read_bytes(), "application/json")
+    ).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("LoCoMo: 2 conversation(s), 10 questions" in m.value for m in at.markdown)
+    next(b for b in at.button if b.label == "Run").click().run()
+    assert not at.exception, at.exception
+    page_report = at.session_state["bench_result"]["report"]
+    done = cli("recall", "--dataset", "locomo", str(fixture), "--json")
+    assert done.returncode == 0, done.stderr
+    assert page_report == json.loads(done.stdout)
+    table = at.dataframe[-1].value
+    assert list(table["setting"]) == [r["label"] for r in page_report["rows"]]
+    assert "adversarial (apart)" in table.columns
+
+
+def test_a_broken_benchmark_file_is_explained():
+    at = page()
+    next(r for r in at.radio if r.label == "Conversation").set_value("benchmark").run()
+    at.file_uploader(key="bench-upload").set_value(
+        ("locomo.json", b'[{"sample_id": "x", "conversation": 3}]', "application/json")
+    ).run()
+    assert not at.exception, at.exception
+    assert any("That file cannot be used" in shown(e.value) for e in at.error)
