@@ -265,7 +265,7 @@ def _figure_text(sentence: str, value: Decimal) -> str:
 
 def _cloze(sentence: str, value: str) -> str:
     blanked = sentence.replace(value, "___", 1)
-    return f'Fill in the blank from what I told you earlier: "{blanked}"'
+    return f'Fill in the blank from what I told you: "{blanked}"'
 
 
 def _phrase(text: str) -> str:

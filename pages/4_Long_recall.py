@@ -131,7 +131,13 @@ def benchmark_file() -> None:
     st.subheader(
         md("{} · {} questions, payload only", BENCH_FORMATS[dataset.name], report_data["questions"])
     )
-    st.dataframe(pd.DataFrame(result["rows"]), hide_index=True, width="stretch", key="bench-table")
+    st.dataframe(
+        pd.DataFrame(result["rows"]),
+        hide_index=True,
+        width="stretch",
+        key="bench-table",
+        column_config={"setting": st.column_config.TextColumn("setting", width=330)},
+    )
     st.caption(
         "Evidence recall: the share of evidence turns sent verbatim (LoCoMo's retrieval recall "
         "of dia_ids); all evidence: questions with every evidence turn in the payload; recall "

@@ -61,8 +61,10 @@ def own_log_section(settings: dict[str, Any], *, running: bool) -> dict[str, Any
                         "test": st.column_config.CheckboxColumn("test", width="small"),
                         "turn": st.column_config.NumberColumn("said at turn", width="small"),
                         "kind": st.column_config.TextColumn("kind", width="small"),
-                        "answer": st.column_config.TextColumn("expected answer", width="small"),
-                        "probe": st.column_config.TextColumn("probe question (editable)"),
+                        "answer": st.column_config.TextColumn("expected answer", width="medium"),
+                        "probe": st.column_config.TextColumn(
+                            "probe question (editable)", width="large"
+                        ),
                         "what the user said": st.column_config.TextColumn(width="large"),
                         "key": None,
                     },

@@ -39,11 +39,12 @@ def when(created: str) -> str:
 
 
 def choice_label(c: transcripts.Conversation) -> str:
-    """'#2 · Trip to Goa · 2024-06-02 · 3 turns' (a selectbox option: shown as text)."""
+    """'#2 · Trip to Goa · 2024-06-02 · 3 turns' ('1 turn') (a selectbox option: shown as text)."""
     title = c.title or "(untitled)"
     if len(title) > 60:
         title = title[:59] + "…"
-    return f"#{c.number} · {title} · {when(c.created)[:10]} · {c.turns} turns"
+    turns = f"{c.turns} turn" + ("" if c.turns == 1 else "s")
+    return f"#{c.number} · {title} · {when(c.created)[:10]} · {turns}"
 
 
 def pick_conversation(raw: str | bytes, name: str, *, key: str) -> transcripts.Transcript | None:

@@ -114,8 +114,10 @@ class Transcript:
 
     def describe(self) -> str:
         """'12 turns, 12 recorded replies, system prompt: yes · OpenAI messages (JSON)'."""
+        n, replies = len(self.turns), self.recorded_replies
         text = (
-            f"{len(self.turns)} turns, {self.recorded_replies} recorded replies, system prompt: "
+            f"{n} turn{'' if n == 1 else 's'}, {replies} recorded "
+            f"repl{'y' if replies == 1 else 'ies'}, system prompt: "
             f"{'yes' if self.system else 'no'} · {TITLES.get(self.format, self.format)}"
         )
         if self.skipped:

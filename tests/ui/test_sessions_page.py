@@ -265,5 +265,5 @@ def test_a_file_of_many_conversations_is_a_list_to_search_and_pick_from(fake_tra
     ok(at.run())
     assert list(listing(at)["title"]) == ["Trip to Goa"]
     assert at.selectbox(key="import-pick").value == 2
-    assert any("Read 1 turns" in text_of(s.value) for s in at.success)
+    assert any("Read 1 turn," in text_of(s.value) for s in at.success)
     assert at.text_input[-1].value == "Replay of Trip to Goa"
