@@ -4,7 +4,8 @@ hybrid written as a composition (composed_hybrid: the interpreter's cost next to
 
 Prints the total time, the per-turn accounting time at turn 1,000 over turn 10 (target
 <= 1.5), each strategy's prepare+commit time at turn 10 and turn 1,000 (retrieval's ratio:
-target <= 3), and peak memory. Each turn's time is the fastest of `--repeat` passes, since
+target <= 3), peak memory, the retrieval index's bytes per turn, and a whole ~600-turn
+long conversation replayed through retrieval with its questions (target < 2 s). Each turn's time is the fastest of `--repeat` passes, since
 on a shared machine other processes only ever add time.
 Fake summariser and extractor (instant), so only the core's own work is measured.
 
@@ -19,22 +20,30 @@ import resource
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engines.recall import run_setting  # noqa: E402
+from memory.bm25 import terms  # noqa: E402
+from memory.choices import StrategyChoice  # noqa: E402
 from memory.compose import read_composition  # noqa: E402
 from memory.maintenance import Upkeep  # noqa: E402
+from memory.ranking import DEFAULT_RANKING  # noqa: E402
 from memory.registry import (  # noqa: E402
     REGISTRY,
     builtin_composition,
     create,
     register_composition,
 )
+from memory.strategies.recall import TurnRecall  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
-from memory.types import Completion, Request  # noqa: E402
+from memory.types import Completion, Request, Turn  # noqa: E402
 from scenarios import fincoach  # noqa: E402
+from scenarios.longmem_hard import generate as generate_hard  # noqa: E402
+from scenarios.longmem_world import generate  # noqa: E402
 
 COMPOSITION = read_composition((Path(__file__).parent / "composition.json").read_bytes())
 TOPICS = ["salary", "rent", "SIP", "mutual fund", "FD", "insurance", "tax", "loan", "gold"]
@@ -135,6 +144,48 @@ def main() -> None:
         )
     print(f"peak RSS of the process: {peak_mb:.0f} MB")
     retrieval_query_ratio(counter, reply, last)
+    index_memory(counter, reply, last)
+    replay_with_questions(counter)
+
+
+def index_memory(counter: TokenCounter, reply: str, last: int) -> None:
+    """Bytes the retrieval index holds per turn after `last` turns (tracemalloc: postings,
+    each turn's distinct terms, tokens and session; the stem cache is shared, not counted)."""
+    rng = random.Random(5)
+    texts = [user_message(rng, i) for i in range(1, last + 1)]
+    for text in texts:  # warm the stem cache, which every index shares
+        terms(f"{text}\n{reply}")
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    recall = TurnRecall()
+    for i, text in enumerate(texts, start=1):
+        recall.learn(Turn(i, text, reply), 100)
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    print(f"retrieval index memory: {grown / last:,.0f} bytes per turn after {last} turns")
+
+
+def replay_with_questions(counter: TokenCounter) -> None:
+    """A whole generated long conversation (about 600 turns) replayed through retrieval with
+    its defaults, every question asked when due (target: under 2 s each), beside the same
+    replay with the plain "bm25" ranking (fastest of 3 each, side by side)."""
+    for name, conv in (("first world", generate(0)), ("hard world", generate_hard(0))):
+        seconds = {}
+        for ranking in ("bm25", DEFAULT_RANKING):
+            runs = []
+            for _ in range(3):
+                started = time.perf_counter()
+                run_setting(
+                    conv, StrategyChoice("retrieval", {"ranking": ranking}), counter=counter
+                )
+                runs.append(time.perf_counter() - started)
+            seconds[ranking] = min(runs)
+        print(
+            f"replay with questions, {name}: {len(conv.turns)} turns, {len(conv.questions)} "
+            f"questions: {DEFAULT_RANKING} {seconds[DEFAULT_RANKING]:.2f} s (target < 2 s), "
+            f"bm25 {seconds['bm25']:.2f} s, ratio {seconds[DEFAULT_RANKING] / seconds['bm25']:.2f}"
+        )
 
 
 def retrieval_query_ratio(counter: TokenCounter, reply: str, last: int, queries: int = 100) -> None:

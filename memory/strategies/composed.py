@@ -19,7 +19,8 @@ Each turn, in this order:
 After a turn: the retrieval index learns it, the extractor updates the facts, then the summary
 folds (every turn, or past its trigger). Assembly (the payload format) is the base class's.
 
-May import: memory/compose.py, memory/strategies/base.py, checks.py and recall.py, the memory
+May import: memory/compose.py, memory/ranking.py, memory/strategies/base.py, checks.py and
+recall.py, the memory
 core's value types.
 """
 
@@ -30,8 +31,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from memory.compose import Block, Composition
+from memory.dense import embedder
 from memory.errors import ContextOverflow, InvalidParameter
 from memory.maintenance import NO_UPKEEP, Upkeep
+from memory.ranking import RANKINGS
 from memory.strategies.base import Strategy
 from memory.strategies.checks import check_budget
 from memory.strategies.recall import TurnRecall
@@ -108,7 +111,8 @@ class Composed(Strategy):
         self.recent_block = comp.block("recent")
         self.retrieved_block = comp.block("retrieved")
         self.pinned_block = comp.block("pinned")
-        self.recall = TurnRecall()
+        ranking = RANKINGS[self.retrieved_block.ranking] if self.retrieved_block else None
+        self.recall = TurnRecall(embed=embedder() if ranking and ranking.dense else None)
 
     # --- the blocks' picks ------------------------------------------------------------------
 
@@ -171,6 +175,7 @@ class Composed(Strategy):
             budget=cap,
             limit=older if block.top_k is None else block.top_k,
             skip=pinned,
+            ranking=RANKINGS[block.ranking],
         )
         return hits, cap
 

@@ -12,6 +12,7 @@ plus facts.
 from __future__ import annotations
 
 from memory.compose import Block, Composition
+from memory.ranking import DEFAULT_RANKING
 from memory.strategies.checks import check_share, check_tokens
 from memory.strategies.composed import Composed, blocks
 from memory.strategies.summary_buffer import threshold_summary
@@ -38,12 +39,14 @@ class Hybrid(Composed):
         summary_note: bool = False,
         recall_share: float = 0.5,
         neighbours: float = 0.25,
+        ranking: str = DEFAULT_RANKING,
     ) -> Composition:
         summary = threshold_summary(trigger, fold_to, summary_placement, summary_note)
         retrieved = Block(
             "retrieved",
             share=check_share(recall_share, "recall_share", upper=0.9),
             neighbours=check_share(neighbours, "neighbours", upper=1.0),
+            ranking=ranking,
         )
         return blocks(
             cls,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from memory.compose import Block, Composition
 from memory.errors import InvalidParameter
+from memory.ranking import DEFAULT_RANKING
 from memory.strategies.checks import check_k, check_share
 from memory.strategies.composed import Composed, blocks
 
@@ -28,7 +29,13 @@ class Retrieval(Composed):
 
     @classmethod
     def declare(
-        cls, *, k: int = 2, top_k: int = 200, recall_budget: int = 4000, neighbours: float = 0.25
+        cls,
+        *,
+        k: int = 2,
+        top_k: int = 200,
+        recall_budget: int = 4000,
+        neighbours: float = 0.25,
+        ranking: str = DEFAULT_RANKING,
     ) -> Composition:
         check_k(k)
         if check_k(top_k, "top_k") == 0 and k == 0:
@@ -42,5 +49,6 @@ class Retrieval(Composed):
             top_k=top_k,
             budget=recall_budget or None,
             neighbours=check_share(neighbours, "neighbours", upper=1.0),
+            ranking=ranking,
         )
         return blocks(cls, retrieved, Block("recent", count=k))

@@ -21,12 +21,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from memory.bm25 import BM25Index
 from memory.errors import ContextOverflow, InvalidParameter
 from memory.maintenance import Upkeep
+from memory.ranking import DEFAULT_RANKING, RANKINGS
 from memory.registry import REGISTRY, create
 from memory.standins import ExtractiveSummariser, RuleExtractor, SizedSummariser
 from memory.strategies.base import SUMMARY_ACK, SUMMARY_NOTE
+from memory.strategies.recall import TurnRecall
 from memory.types import Completion, MaintenanceCall, Message, Request, Turn
 from tests.memory.test_contracts import CONTRACT, COUNTER, LONG, SYSTEM, params, shape, turns
 
@@ -258,11 +259,14 @@ class SummaryBuffer(Rule):
 
 
 def ranked(rule: Rule, user: str, older: int, neighbours: float) -> list[int]:
-    """Turns 1..older by BM25 (neighbour-aware) against the new message, best first."""
-    index = BM25Index()
+    """Turns 1..older by the default ranking (BM25, neighbour-aware, with its bridging terms:
+    tests/memory/test_ranking_terms.py checks them against their own brute-force reference)
+    against the new message, best first."""
+    recall = TurnRecall()
     for t in rule.turns:
-        index.add(t.index, f"{t.user}\n{t.assistant}")
-    return [d for d, _ in index.best(user, max_id=older, neighbours=neighbours)]
+        recall.learn(t, 1)
+    ranking = RANKINGS[rule.p.get("ranking", DEFAULT_RANKING)]
+    return [d for d, _ in recall.rank(user, older=older, neighbours=neighbours, ranking=ranking)]
 
 
 def packed(rule: Rule, order: list[int], room: int, limit: int) -> list[int]:

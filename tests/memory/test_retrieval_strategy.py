@@ -151,3 +151,48 @@ def test_hybrid_never_exceeds_its_budget_and_replays(counter, turns, extra, shar
     again = make("hybrid", counter, budget=budget, recall_share=share)
     again.restore(snap)
     assert again.prepare(query) == s.prepare(query)
+
+
+DINNERS = [
+    ("Hi again, it's 6 January 2024. Busy week.", "Hello!"),
+    ("Hosted a dinner party tonight, I made lasagne.", "Yum."),
+    ("Hi again, it's 10 February 2024. Cold out.", "Brr."),
+    ("Hosted a dinner party tonight, I made ramen.", "Yum."),
+    ("Hi again, it's 3 March 2024. Spring soon.", "Nice."),
+    ("Hosted a dinner party tonight, I made paella.", "Yum."),
+    ("Anyway, how was your day?", "Good."),
+    ("And the weather?", "Sunny."),
+]
+LAST_MONTH = "What did I cook at the dinner party last month?"
+
+
+def test_retrieval_hybrid_and_a_composition_rank_through_one_retrieval(counter):
+    """The ranking is the retrieved block's: the default bridges relative time for all three
+    (February's party seen from March); "bm25" ranks the three parties by words alone."""
+    from memory.compose import Block, Composition
+    from memory.registry import register_composition, unregister_composition
+
+    comp = Composition("one_retrieved", (Block("retrieved", top_k=1), Block("recent", count=1)))
+    register_composition(comp)
+    try:
+        lanes = {
+            "retrieval": make("retrieval", counter, k=1, top_k=1, recall_budget=0),
+            "hybrid": make("hybrid", counter, budget=110, recall_share=0.2),
+            "one_retrieved": make("one_retrieved", counter),
+        }
+        for s in lanes.values():
+            for user, reply in DINNERS:
+                s.commit(user, reply)
+        for name, s in lanes.items():
+            assert s.prepare(LAST_MONTH).account.retrieved_turns == (4,), name
+        plain = make("retrieval", counter, k=1, top_k=1, recall_budget=0, ranking="bm25")
+        for user, reply in DINNERS:
+            plain.commit(user, reply)
+        assert plain.prepare(LAST_MONTH).account.retrieved_turns != (4,)
+    finally:
+        unregister_composition("one_retrieved")
+
+
+def test_an_unknown_ranking_is_refused(counter):
+    with pytest.raises(InvalidParameter, match="ranking"):
+        make("retrieval", counter, ranking="magic")
