@@ -93,3 +93,30 @@ def test_a_fact_at_the_wrong_turn_or_a_probe_past_the_log_is_refused():
         conversation_config(t, [replace(name, plant_turn=3)])
     with pytest.raises(SurvivalConfigError, match="the conversation has 12 turns"):
         conversation_config(t, [name], probe_turns=(20,))
+
+
+def test_with_a_model_the_log_keeps_its_recorded_replies_and_probes_are_answered():
+    from memory.standins import StaticReply
+
+    sent = []
+
+    def echo(request, on_delta=None):
+        sent.append(request)
+        said = [m.content for m in request.messages[:-1] if m.role == "user"]
+        return StaticReply(" ".join(said) or "I don't know.", model="echo")
+
+    t = log()
+    config = conversation_config(
+        t,
+        [s.fact for s in suggest_facts(t)][:3],
+        probe_turns=(5,),
+        strategies=(StrategyChoice("window", {"k": 2}),),
+        replies="generated",
+    )
+    result = run_survival(config, send=echo)
+    rows = {r.fact: (r.in_payload, r.recalled) for r in result.rows}
+    assert rows == {"name": (False, False), "monthly_salary": (False, False), "rent": (True, True)}
+    assert result.mode == "model"
+    probe = next(r for r in sent if r.messages[-1].content == "How much is my rent?")
+    replies = [m.content for m in probe.messages if m.role == "assistant"]
+    assert replies == [r for _, r in t.turns[2:4]]  # the log's own replies, not generated ones
