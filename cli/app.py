@@ -58,11 +58,40 @@ def command(args: argparse.Namespace) -> list[str]:
     ]  # fmt: skip
 
 
+def exposure_warning(address: str) -> str | None:
+    """The warning printed when the app listens beyond loopback (None on loopback): it has
+    no authentication, so anyone who reaches the port can use it and its endpoints."""
+    from providers import endpoints
+    from providers.clients import host_address
+
+    host = address.strip().strip("[]").lower().rstrip(".")
+    found = host_address(host)
+    if host == "localhost" or (found is not None and found.is_loopback):
+        return None
+    if endpoints.fixed_mode():
+        limits = f"base URLs are fixed ({endpoints.FIXED_ENV})"
+    elif endpoints.allowed_urls() is not None:
+        limits = f"lanes may call only the endpoints in {endpoints.ALLOW_ENV}"
+    else:
+        limits = (
+            f"any user can point a lane at any host: set {endpoints.ALLOW_ENV}=URL,URL "
+            f"(an allowlist) or {endpoints.FIXED_ENV}=1 (no editable URLs)"
+        )
+    return (
+        f"warning: listening on {address}, beyond this machine: the app has no "
+        f"authentication, so anyone who can reach the port can use it; {limits}. "
+        "See docs/scaling.md."
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     argv = command(args)
     if args.print_command:
         print(shlex.join(argv))
         return EXIT_OK
+    warning = exposure_warning(args.address)
+    if warning:
+        sys.stderr.write(warning + "\n")
     sys.stderr.write(f"Memory Lab on http://{args.address}:{_port(args)} (Ctrl-C stops it)\n")
     sys.stderr.flush()
     os.execv(sys.executable, argv)  # Streamlit owns the process (and Ctrl-C) from here

@@ -80,6 +80,7 @@ from present.recall import table_rows
 from providers import ProviderError, ProviderSettings, preset
 from providers.catalog import PRESETS
 from providers.redaction import safe_url
+from providers.settings import check_base_url
 from scenarios.longmem import LongMemFormatError, parse_conversation
 from scenarios.longmem_world import generate
 from storage.store import StoreError, SweepNotFound, SweepStore
@@ -235,6 +236,19 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _open_arms(
+    store: SweepStore, sweep_id: str, args: argparse.Namespace
+) -> list[ProviderSettings]:
+    """A saved sweep's settings under the endpoint policy: a custom endpoint is reached only
+    when typed again (--base-url); a usage error names the flag otherwise."""
+    try:
+        check_base_url(args.base_url)  # an ftp:// or a URL off the allowlist, before any lookup
+        _, arms = open_arms(store, sweep_id, typed_urls=[args.base_url], key_env=args.key_env)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return arms
+
+
 def cmd_collect(args: argparse.Namespace) -> int:
     """Poll and collect each sweep named; several: their results side by side, per model."""
     check_outputs(args)  # before any polling: a bad --csv/--json costs nothing
@@ -242,7 +256,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     done: list[tuple[str, SweepProgress]] = []
     failed = 0
     for sweep_id in args.sweep_id:
-        _, arms = open_arms(store, sweep_id)
+        arms = _open_arms(store, sweep_id, args)
         if args.wait:
             now = wait(store, sweep_id, arms, interval=args.interval, timeout=args.timeout,
                        on_progress=lambda p: print(p.line(), file=sys.stderr))  # fmt: skip
@@ -321,7 +335,7 @@ def cmd_failed(args: argparse.Namespace) -> int:
 
 def cmd_resubmit(args: argparse.Namespace) -> int:
     store = _store(args)
-    _, arms = open_arms(store, args.sweep_id)
+    arms = _open_arms(store, args.sweep_id, args)
     try:
         batches = resubmit_failed(store, args.sweep_id, arms, custom_ids=args.id)
     except SweepError as exc:
@@ -357,6 +371,12 @@ def run(args: argparse.Namespace) -> int:
     except ProviderError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_FAILED
+
+
+def _typed_endpoint(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base-url", help="the endpoint the sweep was sent to, typed again (a "
+                   "saved sweep never chooses where requests go)")  # fmt: skip
+    p.add_argument("--key-env", help="environment variable holding the key")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -415,6 +435,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, help="stop waiting after this many seconds")
     p.add_argument("--csv", metavar="FILE", help="write every probe row here")
     p.add_argument("--json", metavar="FILE", help="write config, rows and totals here")
+    _typed_endpoint(p)
     p.set_defaults(parser=p)
     p = steps.add_parser("failed", help="list requests that failed, expired or never ran")
     p.add_argument("sweep_id")
@@ -422,4 +443,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = steps.add_parser("resubmit", help="submit the failed requests again, and only them")
     p.add_argument("sweep_id")
     p.add_argument("--id", action="append", help="only this custom_id (repeatable)")
+    _typed_endpoint(p)
     p.set_defaults(parser=p)

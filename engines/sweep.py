@@ -489,11 +489,3 @@ def config_from_dict(data: Mapping[str, Any]) -> SurvivalConfig:
         ).validate()
     except (KeyError, TypeError) as exc:
         raise SurvivalConfigError(f"the saved sweep config is incomplete: {exc}") from None
-
-
-def settings_from_dict(data: Mapping[str, Any], api_key: str | None = None) -> ProviderSettings:
-    """Saved settings (no key) back as ProviderSettings; the key comes from `api_key` or the
-    environment variable the settings name."""
-    names = {f.name for f in fields(ProviderSettings)} - {"kind", "model", "api_key"}
-    values = {k: v for k, v in data.items() if k in names}
-    return ProviderSettings(data["kind"], data["model"], api_key=api_key, **values)

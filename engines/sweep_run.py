@@ -34,10 +34,10 @@ from engines.sweep import (
     check_models,
     config_from_dict,
     replay,
-    settings_from_dict,
 )
 from engines.sweep_recall import KIND as RECALL
 from engines.sweep_recall import RecallGrid, replay_recall
+from lanes.endpoint_policy import sweep_settings
 from providers import ProviderSettings
 from providers.batch import (
     MAX_LINES,
@@ -239,20 +239,43 @@ def resubmit_failed(
     return _submit(store, sweep_id, settings, failed, max_lines)
 
 
-def open_sweep(store: SweepStore, sweep_id: str, api_key: str | None = None) -> tuple[SweepRecord, ProviderSettings]:  # fmt: skip
-    """A saved sweep and its (first model's) settings (the key from `api_key` or the
-    environment)."""
-    record = store.sweep(sweep_id)
-    return record, settings_from_dict(record.settings, api_key)
+def open_sweep(
+    store: SweepStore,
+    sweep_id: str,
+    api_key: str | None = None,
+    *,
+    typed_urls: Sequence[str | None] = (),
+    key_env: str | None = None,
+) -> tuple[SweepRecord, ProviderSettings]:
+    """A saved sweep and its (first model's) settings, under the endpoint policy
+    (`endpoint_policy.sweep_settings`): a custom endpoint must be among `typed_urls`."""
+    record, arms = open_arms(store, sweep_id, api_key, typed_urls=typed_urls, key_env=key_env)
+    return record, arms[0]
 
 
-def open_arms(store: SweepStore, sweep_id: str, api_key: str | None = None) -> tuple[SweepRecord, list[ProviderSettings]]:  # fmt: skip
-    """A saved sweep and every model's settings. `api_key` is used for the models of the
-    first model's provider; the others take their key from their environment variable."""
+def open_arms(
+    store: SweepStore,
+    sweep_id: str,
+    api_key: str | None = None,
+    *,
+    typed_urls: Sequence[str | None] = (),
+    key_env: str | None = None,
+) -> tuple[SweepRecord, list[ProviderSettings]]:
+    """A saved sweep and every model's settings, under the endpoint policy: the saved data
+    never chooses the endpoint or the key (EndpointNotTyped names a custom endpoint to type
+    again). `api_key` and `key_env` go to the models of the first model's provider."""
     record = store.sweep(sweep_id)
     saved = record.plan.get("arms") or [record.settings]
     kind = saved[0]["kind"]
-    return record, [settings_from_dict(a, api_key if a["kind"] == kind else None) for a in saved]
+    return record, [
+        sweep_settings(
+            a,
+            api_key=api_key if a["kind"] == kind else None,
+            key_env=key_env if a["kind"] == kind else None,
+            typed_urls=typed_urls,
+        )
+        for a in saved
+    ]
 
 
 def progress(store: SweepStore, sweep_id: str) -> SweepProgress:

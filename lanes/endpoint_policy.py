@@ -8,7 +8,8 @@ choice typed in this session (the sidebar's, the CLI's flags) unless the file na
 endpoint, in which case only its model and sampling are taken. Adopting the file's endpoint
 is an explicit act (`adopt`, behind a button) and even then a typed key goes only to the
 endpoint it was typed for. Saved call settings (sweeps) are called with a key only at an
-endpoint nobody can edit (an official API, a fixed preset URL) or one typed now (`keyed`).
+endpoint nobody can edit (an official API, a fixed preset URL) or one typed now
+(`sweep_settings`). Which URLs anyone may type at all is the gate's (providers/endpoints.py).
 
 May import: providers/ (the catalog of presets). No streamlit, no I/O.
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from providers import catalog
-from providers.settings import ProviderChoice, ProviderSettings
+from providers.settings import ProviderChoice, ProviderSettings, check_base_url
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ def adopt(named: ProviderChoice, typed: ProviderChoice) -> ProviderChoice:
     only to the endpoint it was typed for."""
     if named.preset not in catalog.PRESETS:
         raise ValueError(f"the saved provider {named.preset!r} is not one this app knows")
+    check_base_url(named.base_url)  # a file's ftp:// or file:// is refused, not adopted
     same = endpoint(named) == endpoint(typed)
     return dataclasses.replace(named, api_key=typed.api_key if same else None)
 
@@ -124,13 +126,45 @@ def fixed_urls() -> frozenset[str | None]:
     )
 
 
-def keyed(
-    saved: ProviderSettings, *, api_key: str | None = None, typed_urls: Iterable[str] = ()
+class EndpointNotTyped(ValueError):
+    """Saved call settings name an endpoint nobody typed in this run: it must be typed again."""
+
+
+def sweep_settings(
+    public: Mapping[str, Any],
+    *,
+    api_key: str | None = None,
+    typed_urls: Iterable[str | None] = (),
+    key_env: str | None = None,
 ) -> ProviderSettings:
-    """Saved call settings as they may be called: with `api_key` (or the environment
-    variable they name) only when their endpoint is fixed or typed now; else without any
-    key, so no credential leaves for an address a file chose."""
-    url = _norm(saved.base_url)
-    if url in fixed_urls() or url in {_norm(u) for u in typed_urls}:
-        return saved.with_(api_key=api_key) if api_key else saved
-    return saved.with_(api_key=None, key_env=None)
+    """A saved sweep's call settings (its public form) as they may be called now. At an
+    endpoint nobody can edit (the SDK's own, a fixed preset URL) they run with `api_key`, else
+    `key_env`, else the catalog's key variable for that endpoint (never one the file names).
+    At a URL typed in this run (`typed_urls`: the CLI's --base-url, the Sweeps page's field)
+    they run with `api_key` or the key variable typed or saved with them. Any other URL
+    raises EndpointNotTyped naming it: a saved sweep never chooses where a request goes."""
+    from providers.redaction import safe_url
+
+    if not isinstance(public, Mapping) or "kind" not in public or "model" not in public:
+        raise ValueError("the saved sweep does not say which provider it used")
+    names = {f.name for f in fields(ProviderSettings)} - {
+        "api_key", "kind", "model", "key_env", "base_url",
+    }  # fmt: skip
+    values = {k: v for k, v in public.items() if k in names}
+    kind, url = public["kind"], _norm(public.get("base_url"))
+    if url in fixed_urls():
+        presets = [
+            p for p in catalog.PRESETS.values() if p.kind == kind and _norm(p.base_url) == url
+        ]
+        env = key_env or (presets[0].key_env if presets else None)
+    elif url in {_norm(u) for u in typed_urls}:
+        env = key_env or public.get("key_env")
+    else:
+        raise EndpointNotTyped(
+            f"this sweep ran against {safe_url(url)}: type that endpoint again to reach it "
+            "(--base-url, or the Sweeps page's Base URL field); a saved sweep never chooses "
+            "where a request goes or which key it carries"
+        )
+    return ProviderSettings(
+        kind, public["model"], base_url=url, api_key=api_key, key_env=env, **values
+    )

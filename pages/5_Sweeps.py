@@ -41,6 +41,7 @@ from engines.sweep_run import (
     resume,
     start,
 )
+from lanes.endpoint_policy import EndpointNotTyped
 from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
 from present.recall import frontier_chart, table_rows
@@ -211,7 +212,26 @@ sweep_id = st.selectbox(
     index=ids.index(wanted) if wanted in ids else 0,
     format_func=lambda i: next(f"{s.id[:8]} · {s.name}" for s in sweeps if s.id == i),
 )
-record, settings = open_arms(store, sweep_id, api_key=key or None)
+
+
+def _typed_again() -> None:
+    url = (st.session_state.get("sweep-open-url") or "").strip()
+    if url:  # kept past this widget's last run
+        st.session_state.setdefault("sweep-typed-urls", []).append(url)
+
+
+# a saved sweep never chooses its endpoint: a custom one is reached once typed in this session
+typed_urls = [base_url.strip() or None, *st.session_state.get("sweep-typed-urls", [])]
+try:
+    record, settings = open_arms(store, sweep_id, api_key=key or None, typed_urls=typed_urls)
+except EndpointNotTyped as exc:
+    st.error(plain(exc))
+    st.text_input("Endpoint URL of this sweep, typed again", key="sweep-open-url",
+                  on_change=_typed_again)  # fmt: skip
+    st.stop()
+except ValueError as exc:
+    st.error(plain(exc))
+    st.stop()
 now = progress(store, sweep_id)
 models_text = ", ".join(a.model for a in settings)
 st.markdown(md("**{}** · {} · {} · _{}_", record.name, record.provider, models_text, record.status))

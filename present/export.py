@@ -40,7 +40,7 @@ from present.lanes import (
 from present.safe import html_text, md_cell
 from providers import catalog
 from providers.catalog import Price
-from providers.redaction import env_key_values, redact
+from providers.redaction import env_key_values, redact, safe_url
 from storage.store import SavedSession, decode_export, is_interrupted
 
 CSV_COLUMNS = (
@@ -331,7 +331,7 @@ def settings_rows(saved: SavedSession) -> list[tuple[str, str]]:
 
 def _provider_line(saved: SavedSession) -> str:
     provider = saved.settings.get("provider") or {}
-    where = f" at {provider['base_url']}" if provider.get("base_url") else ""
+    where = f" at {safe_url(str(provider['base_url']))}" if provider.get("base_url") else ""
     return f"{provider.get('kind', '?')} · {provider.get('model', '?')}{where}"
 
 

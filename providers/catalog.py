@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 import providers.embedded as embedded
+import providers.endpoints as endpoints
 from memory.types import Usage
 from providers.settings import Kind, ProviderChoice, ProviderSettings
 
@@ -263,6 +264,7 @@ _PRESETS: tuple[Preset, ...] = (
 )
 
 PRESETS: Mapping[str, Preset] = MappingProxyType({p.name: p for p in _PRESETS})
+endpoints.add_preset_urls(p.base_url for p in _PRESETS)  # they always pass the gate
 DEFAULT_PRESET = "embedded"
 
 

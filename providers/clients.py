@@ -18,6 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import providers.embedded as embedded
+from providers.endpoints import EndpointRefused, check_endpoint
+from providers.errors import EndpointNotAllowed
 from providers.settings import ProviderSettings
 
 _lock = threading.Lock()
@@ -80,6 +82,11 @@ def _fingerprint(key: str) -> str:
 def get_client(settings: ProviderSettings, base_url: str | None, key: str) -> Any:
     """The shared openai.OpenAI or anthropic.Anthropic client for this endpoint and key."""
     family = "anthropic" if settings.kind == "anthropic" else "openai"
+    if settings.kind != "embedded":  # the embedded server's own loopback URL is not typed
+        try:
+            check_endpoint(base_url)  # the gate again: settings made before it changed
+        except EndpointRefused as exc:
+            raise EndpointNotAllowed(str(exc), provider=settings.kind) from None
     cache_key = (settings.kind, family, base_url, _fingerprint(key))
     client = _clients.get(cache_key)
     if client is not None:

@@ -147,6 +147,10 @@ class ContextLengthExceeded(ProviderError):
         self.context_window = context_window
 
 
+class EndpointNotAllowed(ProviderError):
+    """The base URL is not one this server lets anyone call (providers/endpoints.py)."""
+
+
 class BadRequest(ProviderError):
     """The provider rejected the request as malformed or unsupported (HTTP 400/422)."""
 

@@ -102,13 +102,16 @@ def remember_url(url: str | None) -> None:
         return
     try:
         parts = urlsplit(url if "//" in url else f"//{url}")
-    except ValueError:
-        return
+        netloc, query = parts.netloc, parts.query
+    except ValueError:  # malformed: whatever stands before the last @ may be a password
+        scheme = _SCHEME.match(url)
+        netloc = url[scheme.end() if scheme else 0 :].partition("?")[0]
+        query = url.partition("?")[2]
     values: list[str] = []
-    userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
+    userinfo = netloc.rpartition("@")[0] if "@" in netloc else ""
     if userinfo:
         values.append(userinfo.partition(":")[2])
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    for key, value in parse_qsl(query, keep_blank_values=True):
         if _SECRET_PARAMS.match(key):
             values.append(value)
     remember(*values, *(unquote(v) for v in values))
@@ -148,13 +151,17 @@ def redact(text: str, secrets: Iterable[str | None] = (), *, mask: str = REDACTE
 
 def safe_url(url: str | None) -> str | None:
     """`url` without userinfo (``user:pass@``) and without secret-looking query parameters
-    (``?api_key=…``, ``token``, ``sig``…); anything else is left exactly as written."""
+    (``?api_key=…``, ``token``, ``sig``…); anything else is left exactly as written. A URL
+    without a scheme (``user:pw@host/v1``) is read as a host, and one too malformed to parse
+    loses everything up to its last ``@`` and its whole query: never a password kept."""
     if not url or ("@" not in url and "?" not in url):
         return url
+    bare = "//" not in url
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(f"//{url}" if bare else url)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
     except ValueError:
-        return redact(url)
+        return redact(_rough_clean(url))
     netloc = parts.netloc.rpartition("@")[2]
     query = parts.query
     if query:
@@ -162,4 +169,17 @@ def safe_url(url: str | None) -> str | None:
         kept = [(k, v) for k, v in pairs if not _SECRET_PARAMS.match(k)]
         if len(kept) != len(pairs):
             query = urlencode(kept)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    cleaned = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return cleaned[2:] if bare and cleaned.startswith("//") else cleaned
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def _rough_clean(url: str) -> str:
+    """A URL that does not parse, without anything that could be a credential: the text up
+    to its last ``@`` (after the scheme) and its query."""
+    scheme = _SCHEME.match(url)
+    head = scheme.group() if scheme else ""
+    rest = url[len(head) :].rpartition("@")[2]
+    return head + rest.partition("?")[0]

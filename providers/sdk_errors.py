@@ -8,6 +8,7 @@ whole body), and writes its own message naming what to do.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Mapping
@@ -105,6 +106,48 @@ def error_fields(body: object) -> dict[str, Any]:
     if isinstance(body, str) and body.strip():
         return {"message": body}
     return {}
+
+
+def spoke_model_api(exc: BaseException) -> bool:
+    """Whether a status error's body is the model API's own error JSON: OpenAI's (and
+    llama.cpp's) ``{"error": {"message": ..., "type"/"code": ...}}``, Anthropic's
+    ``{"type": "error", "error": {...}}`` or vLLM's ``{"object": "error", "message": ...}``.
+    Only then is its message shown (a team server is not an open relay: another host's 4xx
+    body, a web page or a service's JSON, is never read back to whoever pointed a lane at it;
+    its status is). Judged on the response as it came; an error event inside a 200 stream,
+    or a response whose content is gone, on the body the SDK parsed."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    content = b""
+    if isinstance(status, int) and status >= 400:
+        try:
+            content = response.content  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - a stream never read: judge by the parsed body
+            content = b""
+    if content:
+        try:
+            return _api_shape(json.loads(content))
+        except ValueError:  # not JSON at all: not the model API
+            return False
+    body = getattr(exc, "body", None)  # the openai SDK keeps only the inner error object
+    return _api_shape(body) or _error_object(body)
+
+
+def _error_object(data: object) -> bool:
+    return (
+        isinstance(data, Mapping)
+        and isinstance(data.get("message"), str)
+        and ("type" in data or "code" in data)
+    )
+
+
+def _api_shape(data: object) -> bool:
+    if not isinstance(data, Mapping):
+        return False
+    inner = data.get("error")
+    if isinstance(inner, Mapping):
+        return _error_object(inner)
+    return data.get("object") == "error" and _error_object(data)
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -284,7 +327,8 @@ def map_error(
         )
     if isinstance(exc, _sdk_classes("APIStatusError")):
         status = int(getattr(exc, "status_code", 0) or 0)
-        fields = error_fields(getattr(exc, "body", None))
+        # the body is read only when the endpoint spoke the model API: status only otherwise
+        fields = error_fields(getattr(exc, "body", None)) if spoke_model_api(exc) else {}
         if status < 400:  # an error event inside a 200 stream: judge it by its body
             status = {
                 "rate_limit_error": 429,

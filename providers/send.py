@@ -24,6 +24,7 @@ from providers.bodies import api_family, build_body
 from providers.catalog import model_info
 from providers.clients import endpoint_url, get_client
 from providers.errors import ProviderError, short_detail
+from providers.redaction import safe_url
 from providers.sdk_errors import map_error
 from providers.settings import ProviderSettings
 
@@ -85,7 +86,7 @@ class Reply:
             "finish_reason": self.finish_reason,
             "attempts": self.attempts,
             "provider": self.provider,
-            "url": self.url,
+            "url": safe_url(self.url),
         }
 
 
@@ -323,7 +324,7 @@ def stream(request: Request, settings: ProviderSettings, on_delta: OnDelta | Non
                 "sending %s request for %s to %s (attempt %d)",
                 api_family(settings),
                 settings.model,
-                url or "the default URL",
+                safe_url(url) or "the default URL",
                 attempts,
             )
             error = _attempt(client, body, settings, got, on_delta, url, key)
@@ -337,7 +338,7 @@ def stream(request: Request, settings: ProviderSettings, on_delta: OnDelta | Non
         log.info(
             "call to %s (%s) failed: %s: %s",
             settings.model,
-            url or settings.kind,
+            safe_url(url) or settings.kind,
             error.kind,
             short_detail(str(error)),
         )

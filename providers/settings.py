@@ -12,7 +12,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
+from providers.endpoints import check_endpoint
 from providers.errors import AuthError
 from providers.redaction import remember, remember_url, safe_url
 
@@ -48,6 +50,31 @@ def key_problem(key: str | None) -> str | None:
         if not (ch.isascii() and ch.isprintable()):
             return f"contains a character that is not plain ASCII at character {i}"
     return None
+
+
+def check_base_url(url: str | None) -> str | None:
+    """`url` as a base URL may be entered: http(s) with a host, else ValueError saying what
+    to type (the URL shown without credentials). The one check every entry uses: the
+    sidebar, the CLI's --base-url, the library, saved settings and an adopted file's choice.
+    EndpointRefused (a ValueError) when this server does not let anyone call it."""
+    if not url:
+        return url
+    shown = safe_url(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(
+            f"the base URL {shown!r} is not a valid URL: type one like http://localhost:8000/v1"
+        ) from None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise ValueError(
+            f"the base URL {shown!r} must start with http:// or https:// and name a host "
+            "(like http://localhost:8000/v1)"
+        )
+    check_endpoint(url)  # a team server's allowlist (MEMORY_LAB_ENDPOINTS) or fixed mode
+    return url
 
 
 @dataclass(frozen=True)
@@ -92,13 +119,14 @@ class ProviderSettings:
             raise ValueError("slot is a slot number (0 or more) of the embedded server")
         if self.kind == "openai_compatible" and not self.base_url:
             raise ValueError("an OpenAI-compatible endpoint needs a base_url")
+        remember_url(self.base_url)  # before the check: its error never shows the password
+        check_base_url(self.base_url)
         if self.api_key is not None:  # pasted keys often carry a space or a line break
             object.__setattr__(self, "api_key", self.api_key.strip() or None)
             problem = key_problem(self.api_key)
             if problem:
                 raise ValueError(f"the API key {problem}: paste only the key")
         remember(self.api_key)  # every output masks it from now on (providers.redaction)
-        remember_url(self.base_url)
 
     def __repr__(self) -> str:
         shown = ", ".join(

@@ -14,8 +14,8 @@ import streamlit as st
 
 from lanes.session import UpkeepLimits
 from memory.registry import REGISTRY, Param
-from providers import catalog
-from providers.settings import ProviderChoice
+from providers import catalog, endpoints
+from providers.settings import ProviderChoice, check_base_url
 from scenarios import fincoach
 from ui import safe
 from ui.app_state import GENERIC_PROMPT, AppConfig, LaneChoice, secret
@@ -159,6 +159,16 @@ def extra_lanes(
     return kept
 
 
+def checked_url(typed: str | None, *, keep: str | None) -> str | None:
+    """A typed base URL if it is http(s) (`check_base_url`); else the error under the field,
+    and the URL in use before (`keep`) stays."""
+    try:
+        return check_base_url(typed)
+    except ValueError as exc:
+        st.error(safe.plain(str(exc)))
+        return keep
+
+
 def own_model(
     key: str, current: ProviderChoice | None, session: ProviderChoice
 ) -> ProviderChoice | None:
@@ -174,10 +184,13 @@ def own_model(
         "Lane model", current.model if current else "", key=f"lane-model-{key}",
         placeholder="the provider's default",
     )  # fmt: skip
-    url = st.text_input(
-        "Lane base URL", (current.base_url if current else None) or "", key=f"lane-url-{key}",
-        placeholder="the provider's (editable endpoints only)",
-    )  # fmt: skip
+    url = ""
+    if endpoints.urls_editable():  # a server run with MEMORY_LAB_FIXED_ENDPOINTS has none
+        url = st.text_input(
+            "Lane base URL", (current.base_url if current else None) or "",
+            key=f"lane-url-{key}", placeholder="the provider's (editable endpoints only)",
+        )  # fmt: skip
+    url = checked_url(url.strip() or None, keep=current.base_url if current else None) or ""
     if preset == SESSION_MODEL:
         if not model.strip():
             return None
@@ -220,8 +233,9 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         "Model", model_default or "", help="Known: " + (", ".join(models) or "name yours")
     )
     base_url = choice.base_url if choice.preset == preset_name else None
-    if preset.url_editable:
-        base_url = st.text_input("Base URL", base_url or preset.base_url or "") or None
+    if preset.url_editable and endpoints.urls_editable():
+        typed = st.text_input("Base URL", base_url or preset.base_url or "") or None
+        base_url = checked_url(typed, keep=base_url)
     key = choice.api_key if choice.preset == preset_name else None
     if preset.key_env or preset.kind == "openai_compatible":  # every endpoint can take a key
         key = (

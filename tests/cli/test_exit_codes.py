@@ -85,6 +85,8 @@ CASES: dict[tuple[str, ...], Callable[..., list[str]]] = {
             db_id[0],
             "collect",
             db_id[1],
+            "--base-url",
+            fb.url,
             "--wait",
             "--interval",
             "0.01",

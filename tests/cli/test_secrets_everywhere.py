@@ -133,7 +133,8 @@ def _sweep_collect(tmp: Path, env) -> list[str]:
     assert code == 0, out
     sweep_id = out.split("sweep ", 1)[1].split(":")[0]
     env.databases.append(tmp / "sweeps.sqlite3")
-    return ["sweep", "--db", db, "collect", sweep_id, "--wait", "--interval", "0.01"]
+    return ["sweep", "--db", db, "collect", sweep_id, "--base-url", env.batch.url, "--wait",
+            "--interval", "0.01"]  # fmt: skip
 
 
 FIXTURES = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures"

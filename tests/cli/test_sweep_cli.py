@@ -55,14 +55,14 @@ def test_start_collect_failed_resubmit(env, capsys, monkeypatch, tmp_path):
 
     code, out, _ = run(capsys, "sweep", "--db", db, "status")
     assert sweep_id in out and "[submitted]" in out
-    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id)
+    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--base-url", server.url)
     assert code == 0 and "not finished yet" in out
 
     batch = next(iter(server.batches.values()))
     victim = batch.lines[0]["custom_id"]
     batch.outcome[victim] = "errored"  # the provider fails one line of this batch
     out_json = tmp_path / "result.json"
-    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--wait",
+    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--base-url", server.url, "--wait",
                        "--interval", "0", "--json", str(out_json))  # fmt: skip
     assert code == 1 and "1 request(s) failed" in out
     assert "full" in out  # the survival table is printed
@@ -70,10 +70,10 @@ def test_start_collect_failed_resubmit(env, capsys, monkeypatch, tmp_path):
 
     code, out, _ = run(capsys, "sweep", "--db", db, "failed", sweep_id)
     assert victim in out and "errored" in out and "BadRequest" in out
-    code, out, _ = run(capsys, "sweep", "--db", db, "resubmit", sweep_id)
+    code, out, _ = run(capsys, "sweep", "--db", db, "resubmit", sweep_id, "--base-url", server.url)
     assert code == 0 and "(1 requests)" in out
     assert [ln["custom_id"] for ln in list(server.batches.values())[-1].lines] == [victim]
-    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--wait",
+    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--base-url", server.url, "--wait",
                        "--interval", "0", "--json", str(out_json))  # fmt: skip
     assert code == 0 and not any(r["error"] for r in json.loads(out_json.read_text())["rows"])
     code, out, _ = run(capsys, "sweep", "--db", db, "status", sweep_id)
@@ -125,7 +125,18 @@ def test_two_models_one_sweep_rows_labelled_by_model(env, capsys, tmp_path):
     models = {ln["body"]["model"] for b in server.batches.values() for ln in b.lines}
     assert models == {"claude-haiku-4-5", "claude-sonnet-4-5"}
     out_json = tmp_path / "both.json"
-    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--json", str(out_json))
+    code, out, _ = run(
+        capsys,
+        "sweep",
+        "--db",
+        db,
+        "collect",
+        sweep_id,
+        "--base-url",
+        server.url,
+        "--json",
+        str(out_json),
+    )
     assert code == 0
     data = json.loads(out_json.read_text())
     labels = [s["label"] for s in data["config"]["strategies"]]
@@ -145,7 +156,18 @@ def test_recall_sweep_plan_start_collect(env, capsys, tmp_path):
     code, out, _ = run(capsys, "sweep", "--db", db, "status")
     assert f"{sweep_id}" in out and "recall" in out
     out_csv = tmp_path / "recall.csv"
-    code, out, _ = run(capsys, "sweep", "--db", db, "collect", sweep_id, "--csv", str(out_csv))
+    code, out, _ = run(
+        capsys,
+        "sweep",
+        "--db",
+        db,
+        "collect",
+        sweep_id,
+        "--base-url",
+        server.url,
+        "--csv",
+        str(out_csv),
+    )
     assert code == 0 and "answered %" in out and "window (k=10)" in out
     full_line = next(line for line in out.splitlines() if line.startswith("full "))
     assert "100.0" in full_line  # the full buffer keeps every evidence turn

@@ -231,7 +231,7 @@ def test_store_reopens_idempotently_and_holds_no_key(tmp_path, fb):
     sweep_id = start(first, prepare_sweep(CONFIG, settings))
     first.close()
     again = SweepStore(url)  # the tables exist: opening again changes nothing
-    record, reopened = open_sweep(again, sweep_id, api_key=KEY)
+    record, reopened = open_sweep(again, sweep_id, api_key=KEY, typed_urls=[settings.base_url])
     assert reopened.base_url == settings.base_url and reopened.model == "ok"
     assert progress(again, sweep_id).submitted == len(again.requests(sweep_id))
     assert [s.id for s in again.list_sweeps()] == [sweep_id]
@@ -306,7 +306,7 @@ def test_sigkill_between_submit_and_collect_then_reopen_and_collect(fb, tmp_path
     )
     fb.polls_before_done = 0  # the provider finishes the batch while nobody is watching
     store = SweepStore(db)  # a new process's view: only what the store kept
-    record, settings = open_sweep(store, sweep_id)
+    record, settings = open_sweep(store, sweep_id, typed_urls=[fb.url, fb.url + "/v1"])
     assert record.status == "submitted" and len(store.batches(sweep_id)) == 1
     before = progress(store, sweep_id)
     assert before.submitted == before.requests and before.result is None

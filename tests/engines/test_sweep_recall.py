@@ -155,7 +155,7 @@ def test_recall_sweep_killed_between_submit_and_collect_is_collected_on_reopen(
     )
     fb.polls_before_done = 0
     reopened = SweepStore(db)
-    record, arms = open_arms(reopened, sweep_id)
+    record, arms = open_arms(reopened, sweep_id, typed_urls=[fb.url, fb.url + "/v1"])
     assert record.kind == "recall" and progress(reopened, sweep_id).recall is None
     done = refresh(reopened, sweep_id, arms)
     assert done.done and done.recall is not None and len(fb.batches) == 1
@@ -176,7 +176,7 @@ def test_two_models_in_one_survival_sweep(fb, store, family, batches):
     assert len(store.batches(sweep_id)) == batches == len(fb.batches)
     models = {line["body"]["model"] for b in fb.batches.values() for line in b.lines}
     assert models == {"ok", "ok-2"}
-    record, reopened = open_arms(store, sweep_id, api_key=KEY)
+    record, reopened = open_arms(store, sweep_id, api_key=KEY, typed_urls=[arms[0].base_url])
     assert [a.model for a in reopened] == ["ok", "ok-2"]
     assert store.list_sweeps()[0].model == "ok, ok-2"  # the list names both
     assert [e["model"] for e in record.plan["estimates"]] == ["ok", "ok-2"]

@@ -54,3 +54,24 @@ def test_sigkill_at_random_points_over_50_turns_loses_nothing(pg_url):
     # only the lanes of the turn in flight at each kill may be missing, never a saved one
     assert report.lost == 0
     assert report.completed >= report.attempted - report.kills * len(LANES)
+
+
+def test_a_query_password_is_masked_in_the_caption_and_every_store_error(pg_url):
+    """Issue 24, class 3: ``?password=`` in the database URL, on a real server."""
+    from providers.redaction import forget_all
+    from storage.errors import StoreError
+    from storage.sweeps import SweepNotFound, SweepStore
+
+    secret = "pgQuerySecret-5521x"
+    forget_all()
+    url = f"{pg_url}?password={secret}"
+    store = Store(url)
+    assert secret not in store.display_url and "127.0.0.1" in store.display_url  # the caption
+    sweeps = SweepStore(url)
+    assert secret not in sweeps.display_url
+    with pytest.raises(SweepNotFound) as missing:
+        sweeps.sweep("nosuchsweep")
+    assert secret not in str(missing.value)
+    with pytest.raises(StoreError) as failed:
+        Store(url.replace("/postgres?", "/no_such_database?"))
+    assert secret not in str(failed.value) and "no_such_database" in str(failed.value)

@@ -219,7 +219,21 @@ def test_the_policy_keeps_a_typed_key_with_its_url():
         ).runs.api_key
         == KEY
     )
-    saved = ProviderSettings("openai_compatible", "m", base_url=EVIL, key_env="OPENAI_API_KEY")
-    called = endpoint_policy.keyed(saved, api_key=KEY)
-    assert called.api_key is None and called.needed_key_env is None
-    assert endpoint_policy.keyed(saved, api_key=KEY, typed_urls=[EVIL]).api_key == KEY
+    # a saved sweep's arm: its URL is refused unless typed now; its key variable is not read
+    saved = {
+        "kind": "openai_compatible",
+        "model": "m",
+        "base_url": EVIL,
+        "key_env": "OPENAI_API_KEY",
+    }
+    with pytest.raises(endpoint_policy.EndpointNotTyped):
+        endpoint_policy.sweep_settings(saved, api_key=KEY)
+    assert endpoint_policy.sweep_settings(saved, api_key=KEY, typed_urls=[EVIL]).api_key == KEY
+    official = {
+        "kind": "openai",
+        "model": "m",
+        "base_url": None,
+        "key_env": "AWS_SECRET_ACCESS_KEY",
+    }
+    called = endpoint_policy.sweep_settings(official)
+    assert called.base_url is None and called.needed_key_env == "OPENAI_API_KEY"

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser]
 KEY = "browser-test-key-0123456789"
 
 
-def open_and_collect(page, url: str, name: str, heading: str) -> None:
+def open_and_collect(page, url: str, name: str, heading: str, endpoint: str) -> None:
     """Open the Sweeps page, see the sweep `name` listed, type the key (the open sweep is
     then polled and collected) and wait for its results `heading` and first figure."""
     from playwright.sync_api import expect
@@ -37,6 +37,9 @@ def open_and_collect(page, url: str, name: str, heading: str) -> None:
     expect(nav.get_by_role("link", name="app", exact=True)).to_have_count(0)
     # the open sweep's heading line; its row in the saved-sweeps grid is a canvas cell that
     # the accessibility tree reports as hidden, so a bare text match may land on it
+    # a saved sweep never chooses its endpoint: the fake batch server's URL is typed again
+    page.get_by_label("Endpoint URL of this sweep", exact=False).fill(endpoint)
+    page.keyboard.press("Enter")
     expect(page.locator("strong", has_text=name).first).to_be_visible()
     page.get_by_label("API key", exact=False).fill(KEY)
     page.keyboard.press("Enter")
@@ -83,7 +86,7 @@ def test_a_submitted_sweep_is_collected_on_the_page(tmp_path, monkeypatch):
             chromium(1500, 1000) as page,
         ):
             open_and_collect(
-                page, url, "FinCoach facts · 4 strategies", "Results · claude-haiku-4-5"
+                page, url, "FinCoach facts · 4 strategies", "Results · claude-haiku-4-5", server.url
             )
             heat = page.locator(".js-plotly-plot").first
             texts = heat.locator("text").all_text_contents()
@@ -124,7 +127,7 @@ def test_a_two_model_recall_sweep_is_collected_on_the_page(tmp_path, monkeypatch
             chromium(1500, 1000) as page,
         ):
             heading = "Results · claude-haiku-4-5 vs claude-sonnet-4-5"
-            open_and_collect(page, url, "Recall · 12 sessions", heading)
+            open_and_collect(page, url, "Recall · 12 sessions", heading, server.url)
             expect(
                 page.get_by_text("whether the model's reply held the answer", exact=False)
             ).to_be_visible()

@@ -64,6 +64,9 @@ def test_submit_close_reopen_collect(setup):
     server.polls_before_done = 0
     again = page()
     assert SweepStore(db).list_sweeps()[0].status == "submitted"
+    # the saved sweep never chooses its endpoint: it is typed again before anything is sent
+    assert any("type that endpoint again" in shown(e.value) for e in again.error)
+    again.text_input(key="sweep-open-url").set_value(server.url).run()
     # no key yet: the automatic poll says why it could not poll, and nothing breaks
     assert any("ANTHROPIC_API_KEY" in shown(w.value) for w in again.warning)
     assert not again.get("plotly_chart")
@@ -91,6 +94,7 @@ def test_two_collected_sweeps_compared_on_the_page(setup):
         settings = preset("anthropic").settings(model, base_url=server.url, api_key="k" * 20)
         refresh(store, start(store, prepare_sweep(config, settings)), settings)
     at = page()
+    at.text_input(key="sweep-url").set_value(server.url).run()  # the endpoint, typed again
     assert len(at.get("plotly_chart")) == 2  # the open sweep's heat maps and tokens
     picker = at.multiselect(key="sweep-compare")
     picker.set_value(picker.options).run()
@@ -125,6 +129,7 @@ def test_a_recall_sweep_on_two_models_is_submitted_then_collected(setup):
 
     st.cache_resource.clear()
     again = page()
+    again.text_input(key="sweep-url").set_value(server.url).run()
     again.text_input(key="sweep-key").set_value("page-test-key-0123456789").run()
     assert not again.exception, again.exception
     assert SweepStore(db).list_sweeps()[0].kind == "recall"
