@@ -154,7 +154,9 @@ def _locomo_sample(data: Any, number: int) -> BenchConversation:
             turns[-1][2].append(dia)
             last_role = role
     if joined:
-        notes.append(f"{joined} lines joined to the line before (same speaker)")
+        notes.append(
+            f"{joined} line{'' if joined == 1 else 's'} joined to the line before (same speaker)"
+        )
     where_of = {dia: t for t, (_, _, ids, _) in enumerate(turns, start=1) for dia in ids}
     qa = data.get("qa") or []
     if not isinstance(qa, list):

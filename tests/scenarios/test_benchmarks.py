@@ -126,3 +126,13 @@ def test_the_cli_prints_the_engine_numbers(capsys):
     assert main(["recall", path, "--strategy", "window:k=2"]) == 0
     out = capsys.readouterr().out
     assert "window (k=2)" in out and "50%" in out and "D9:9" in out
+
+
+def test_one_joined_line_is_said_in_the_singular():
+    from pathlib import Path
+
+    from scenarios.benchmarks import load_locomo
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "locomo_sample.json"
+    notes = [n for c in load_locomo(fixture.read_bytes()).conversations for n in c.notes]
+    assert "1 line joined to the line before (same speaker)" in notes
