@@ -480,3 +480,42 @@ class Interrupts:
     def __exit__(self, *exc: object) -> None:
         if self.active:
             signal.signal(signal.SIGINT, self.previous)
+
+
+STRATEGY_FILE_FLAG = "--strategy-file"
+
+
+def take_strategy_files(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the files named by --strategy-file, the other arguments): the flag may stand anywhere,
+    before or after the command, as `--strategy-file X` or `--strategy-file=X`."""
+    files: list[str] = []
+    rest: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if item == STRATEGY_FILE_FLAG:
+            if i + 1 >= len(items):
+                raise UsageError(f"{STRATEGY_FILE_FLAG} needs PATH.py:NAME")
+            files.append(items[i + 1])
+            i += 2
+            continue
+        if item.startswith(STRATEGY_FILE_FLAG + "="):
+            files.append(item.split("=", 1)[1])
+        else:
+            rest.append(item)
+        i += 1
+    return files, rest
+
+
+def load_strategies(files: Sequence[str]) -> None:
+    """Register the framework lanes, installed plugins and `files`; a bad file is a usage
+    error naming the flag and what is wrong with the file."""
+    from plugins.loading import StrategyLoadError, load_all, load_file
+
+    load_all()
+    for spec in files:
+        try:
+            load_file(spec)
+        except (StrategyLoadError, ValueError) as exc:
+            raise UsageError(f"{STRATEGY_FILE_FLAG} {spec}: {exc}") from None

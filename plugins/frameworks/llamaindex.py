@@ -1,0 +1,193 @@
+"""`llamaindex_memory`: LlamaIndex's `Memory.from_defaults(token_limit,
+chat_history_token_ratio, token_flush_size)` with a `FactExtractionMemoryBlock`, as its
+documentation builds an agent's memory: messages go in with `put`; once the chat history
+passes token_limit x chat_history_token_ratio the oldest are flushed (archived, in whole
+turns) into the memory blocks, whose content `get()` puts into the system message.
+
+The lane's state is the memory's data: its active messages (each carrying the lane's id in
+`additional_kwargs`) and the facts its block holds. A `Memory` is built on that data for each
+step (LlamaIndex keeps it in an in-process SQLite store), with the lab's token counter as its
+tokenizer and the lab's upkeep model as the fact block's LLM.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import cache
+from typing import Any
+
+from memory.types import Message
+from plugins.frameworks.base import Framework, FrameworkStrategy, ModelBridge, Sent, text_of
+
+LLAMAINDEX = Framework("LlamaIndex", "llama-index-core", "llama_index.core")
+ID = "lab_id"
+
+
+@cache
+def _llm_class() -> type:
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        CompletionResponse,
+        LLMMetadata,
+    )
+    from llama_index.core.llms import CustomLLM
+
+    class LabUpkeepLLM(CustomLLM):  # type: ignore[misc]
+        """A LlamaIndex LLM whose every call is one lab upkeep call."""
+
+        bridge: Any = None
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="memory-lab-upkeep", is_chat_model=True)
+
+        def _send(self, messages: list[Any]) -> str:
+            roles = [str(getattr(m.role, "value", m.role)) for m in messages]
+            system = "\n\n".join(
+                text_of(m.content or "")
+                for m, r in zip(messages, roles, strict=True)
+                if r == "system"
+            )
+            rest = [
+                Message("assistant" if r == "assistant" else "user", text_of(m.content or ""))
+                for m, r in zip(messages, roles, strict=True)
+                if r != "system"
+            ]
+            return str(self.bridge.complete(system, rest))
+
+        def chat(self, messages: Any, **kwargs: Any) -> Any:
+            text = self._send(list(messages))
+            return ChatResponse(message=ChatMessage(role="assistant", content=text))
+
+        async def achat(self, messages: Any, **kwargs: Any) -> Any:
+            return self.chat(messages, **kwargs)
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            return CompletionResponse(text=str(self.bridge.complete("", [Message("user", prompt)])))
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            raise NotImplementedError("the lab's upkeep calls do not stream")
+
+    return LabUpkeepLLM
+
+
+def upkeep_llm(bridge: ModelBridge) -> Any:
+    """A LlamaIndex LLM that sends through `bridge`."""
+    return _llm_class()(bridge=bridge)
+
+
+class LlamaIndexMemory(FrameworkStrategy):
+    name = "llamaindex_memory"
+    title = "LlamaIndex Memory"
+    description = (
+        "llama_index Memory.from_defaults(token_limit, chat_history_token_ratio, "
+        "token_flush_size) with a fact-extraction memory block"
+    )
+    framework = LLAMAINDEX
+    uses_facts = True
+    generated_part = "facts"
+
+    def _start(self) -> dict[str, Any]:
+        return {"messages": [], "facts": []}
+
+    def _memory(self, state: dict[str, Any]) -> tuple[Any, Any]:
+        from llama_index.core.base.llms.types import ChatMessage
+        from llama_index.core.memory import FactExtractionMemoryBlock, Memory
+
+        block = FactExtractionMemoryBlock(
+            name="extracted_info", llm=upkeep_llm(self.extract_bridge), priority=1
+        )
+        block.facts = list(state["facts"])
+        history = [
+            ChatMessage(role=role, content=text, additional_kwargs={ID: lab_id})
+            for role, text, lab_id in state["messages"]
+        ]
+        count = self.counter.count
+        memory = Memory.from_defaults(
+            session_id="lane",
+            chat_history=history,
+            token_limit=int(self.options["token_limit"]),
+            chat_history_token_ratio=float(self.options["chat_history_token_ratio"]),
+            token_flush_size=int(self.options["token_flush_size"]),
+            tokenizer_fn=lambda text: [0] * count(text),
+            memory_blocks=[block],
+        )
+        return memory, block
+
+    def _read(self, memory: Any, block: Any) -> dict[str, Any]:
+        messages = [
+            (
+                str(getattr(m.role, "value", m.role)),
+                text_of(m.content or ""),
+                m.additional_kwargs.get(ID),
+            )
+            for m in memory.get_all(status=_active())
+        ]
+        return {"messages": messages, "facts": list(block.facts)}
+
+    def _before_model(self, state: dict[str, Any], user_text: str) -> tuple[list[Sent], Any]:
+        from llama_index.core.base.llms.types import ChatMessage
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            memory, block = self._memory(state)
+            memory.put(ChatMessage(role="user", content=user_text, additional_kwargs={ID: "new"}))
+            got = memory.get()
+            after = self._read(memory, block)
+        sent = [Sent("system", self.system_prompt, None)] if self.system_prompt else []
+        for m in got:
+            role = str(getattr(m.role, "value", m.role))
+            if role not in ("system", "user", "assistant"):
+                raise ValueError(f"a {role!r} message: the lab sends user and assistant turns")
+            sent.append(Sent(role, text_of(m.content or ""), m.additional_kwargs.get(ID)))
+        return sent, after
+
+    def _after_reply(self, state: dict[str, Any], user_text: str, reply: str) -> Any:
+        from llama_index.core.base.llms.types import ChatMessage
+
+        index = len(self.history)
+        named = {
+            "messages": [(r, t, f"u{index}" if i == "new" else i) for r, t, i in state["messages"]],
+            "facts": state["facts"],
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            memory, block = self._memory(named)
+            memory.put(
+                ChatMessage(role="assistant", content=reply, additional_kwargs={ID: f"a{index}"})
+            )
+            return self._read(memory, block)
+
+    def _summarised(self, state: dict[str, Any]) -> set[int]:
+        if not state["facts"]:
+            return set()
+        kept = [int(i[1:]) for _, _, i in state["messages"] if i and i[1:].isdigit()]
+        first = min(kept) if kept else len(self.history) + 1
+        return set(range(1, first))
+
+    def _dump(self, state: dict[str, Any]) -> Any:
+        return {"messages": [list(m) for m in state["messages"]], "facts": list(state["facts"])}
+
+    def _load(self, data: Any) -> Any:
+        if data is None:
+            return super()._load(data)
+        return {"messages": [tuple(m) for m in data["messages"]], "facts": list(data["facts"])}
+
+
+def _active() -> Any:
+    from llama_index.core.storage.chat_store.sql import MessageStatus
+
+    return MessageStatus.ACTIVE
+
+
+PARAMS: tuple[dict[str, Any], ...] = (
+    {"name": "token_limit", "default": 30000, "help": "token_limit (the default, 30000)",
+     "minimum": 1, "maximum": 10_000_000, "in_label": True},
+    {"name": "chat_history_token_ratio", "default": 0.7,
+     "help": "chat_history_token_ratio: share of token_limit for the chat history (0.7)",
+     "minimum": 0.05, "maximum": 1.0},
+    {"name": "token_flush_size", "default": 3000,
+     "help": "token_flush_size: tokens flushed to the memory blocks at a time (3000)",
+     "minimum": 1, "maximum": 1_000_000},
+)  # fmt: skip
