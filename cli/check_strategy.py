@@ -2,7 +2,7 @@
 framework lane, a built-in); each broken contract is printed with a minimal failing
 conversation. `--strategy-file` itself, taken by every command, is in cli/conventions.py.
 
-May touch: stdout; loads the strategy file it is given.
+May touch: stdout, the `--json` file; loads the strategy file it is given.
 """
 
 from __future__ import annotations
@@ -10,7 +10,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.conventions import EXIT_FAILED, EXIT_OK, HelpFormatter, UsageError
+from cli.conventions import (
+    EXIT_FAILED,
+    EXIT_OK,
+    STDOUT,
+    HelpFormatter,
+    UsageError,
+    check_outputs,
+    write_output,
+)
 
 CHECK_EXAMPLES = """examples:
   memory-lab check-strategy my_memory.py:SlidingWindowMemory
@@ -40,7 +48,8 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument(
         "--examples", type=int, default=100, help="conversations tried per contract (100)"
     )
-    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.add_argument("--json", nargs="?", const=STDOUT, metavar="FILE",
+                   help="print (or write to FILE) the result as JSON")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     from plugins import contracts
     from plugins.loading import StrategyLoadError, load_file
 
+    check_outputs(args)
     target: str = args.strategy
-    if ".py:" in target:
+    source = target if ".py:" in target else None
+    if source:
         try:
             name = load_file(target, check=False)
         except (StrategyLoadError, ValueError) as exc:
@@ -74,5 +85,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"check-strategy needs {exc.name}: pip install 'memory-lab[frameworks]'"
         ) from None
-    print(contracts.as_json(name, broken) if args.json else contracts.report(name, broken))
+    if args.json:
+        text = contracts.as_json(name, broken, source=source)
+        if args.json == STDOUT:
+            print(text)
+        else:
+            write_output(args.json, text + "\n", "--json")
+    else:
+        print(contracts.report(name, broken, source=source))
     return EXIT_FAILED if broken else EXIT_OK

@@ -5,8 +5,8 @@
     memory-lab app                                        # the browser app
 
 The command table, `COMMANDS`, is the only list of commands: each is one module `cli/NAME.py`
-with `add_arguments(parser)` and `run(args) -> int`; adding a command is that module and one
-line here. Only the module of the command being run is imported. `main` is the one choke
+(a `-` in the name is `_` in the module's) with `add_arguments(parser)` and `run(args) -> int`;
+adding a command is that module and one line here. Only the module of the command being run is imported. `main` is the one choke
 point every command's output passes: stdout and stderr masked (no secret the run knew is
 printed), every failure mapped to the exit codes of `cli/conventions.py`.
 
@@ -58,6 +58,7 @@ COMMANDS: dict[str, str] = {
     "tune": "find the cheapest strategy setting that keeps your facts (no model)",
     "transcript": "show a transcript file as the lab reads it (--list: its conversations)",
     "replay": "every request each strategy would send at every turn of a transcript",
+    "check-strategy": "run the lab's strategy contracts on a strategy (yours, a framework's)",
     "recall": "LoCoMo, LongMemEval or your own long conversation: evidence kept per strategy",
 }
 
@@ -71,9 +72,14 @@ class Command:
     run: Callable[[argparse.Namespace], int]
 
 
+def module_name(command: str) -> str:
+    """The module of a command: its name, with `-` as `_` (`check-strategy`: check_strategy)."""
+    return command.replace("-", "_")
+
+
 def load_command(name: str) -> Command:
     """The module `cli/<name>.py` of a command in `COMMANDS`, checked to have both parts."""
-    module: ModuleType = importlib.import_module(f"cli.{name.replace('-', '_')}")
+    module: ModuleType = importlib.import_module(f"cli.{module_name(name)}")
     add, run = getattr(module, "add_arguments", None), getattr(module, "run", None)
     if not callable(add) or not callable(run):
         raise TypeError(f"cli/{name}.py needs add_arguments(parser) and run(args) -> int")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.errors import ContextOverflow
+from memory.maintenance import Upkeep
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
 from memory.types import Completion, Request
@@ -130,7 +131,10 @@ def broken_contracts(
 
     def make() -> Strategy:
         return cls(
-            SYSTEM, counter=_COUNTER, summarize=_summariser, extract=_extractor, **(params or {})
+            SYSTEM,
+            counter=_COUNTER,
+            upkeep=Upkeep(_summariser, _extractor),
+            **(params or {}),
         )
 
     words = st.sampled_from(
@@ -147,10 +151,12 @@ def broken_contracts(
     )
     out: list[Broken] = []
     for contract in CONTRACTS:
+
+        def breaks(c: list[tuple[str, str]], k: str = contract) -> bool:
+            return k in violations(make, c)
+
         try:
-            example = find(
-                conversations, lambda c, k=contract: k in violations(make, c), settings=config
-            )
+            example = find(conversations, breaks, settings=config)
         except NoSuchExample:
             continue
         detail = violations(make, example)[contract]
@@ -158,17 +164,20 @@ def broken_contracts(
     return out
 
 
-def report(name: str, broken: list[Broken]) -> str:
-    """The check's text: every contract held, or each broken one with its conversation."""
+def report(name: str, broken: list[Broken], *, source: str | None = None) -> str:
+    """The check's text: every contract held, or each broken one with its conversation;
+    `source` (a strategy file) is named beside the strategy."""
+    title = f"{name} ({source})" if source else name
     if not broken:
-        return f"{name}: every contract held ({', '.join(CONTRACTS[:-1])})"
-    return "\n".join([f"{name}: {len(broken)} contract(s) broken", *(b.show() for b in broken)])
+        return f"{title}: every contract held ({', '.join(CONTRACTS[:-1])})"
+    return "\n".join([f"{title}: {len(broken)} contract(s) broken", *(b.show() for b in broken)])
 
 
-def as_json(name: str, broken: list[Broken]) -> str:
+def as_json(name: str, broken: list[Broken], *, source: str | None = None) -> str:
     return json.dumps(
         {
             "strategy": name,
+            "source": source,
             "contracts": list(CONTRACTS),
             "broken": [
                 {

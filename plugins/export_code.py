@@ -154,7 +154,7 @@ def export(
             and getattr(blocks[0], "count", None) is not None
             and getattr(blocks[0], "budget", None) is None
         ):
-            k = int(values.get("recent_k", blocks[0].count))
+            k = int(values.get("recent_k", blocks[0].count or 0))
             code = _WINDOW.format(label=label, k=k, k2=2 * k + 1)
             return Snippet(name, "LangGraph (langchain-core)", code, "a plain recent-turns window")
         return Snippet(name, None, None, "a composition of blocks: no framework composes "

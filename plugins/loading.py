@@ -56,6 +56,25 @@ _UNAVAILABLE: dict[str, str] = {}
 _DONE: set[str] = set()  # what load_all has loaded already: "frameworks", "entry points", files
 
 
+def saved_state() -> tuple[Any, ...]:
+    """What has been loaded so far, to put back with `restore_state` (tests isolate with it)."""
+    with _LOCK:
+        return dict(_ORIGINS), list(_PROBLEMS), dict(_UNAVAILABLE), set(_DONE)
+
+
+def restore_state(state: tuple[Any, ...]) -> None:
+    """Put back what `saved_state` returned (the registry itself is the caller's to restore)."""
+    origins_, problems_, unavailable_, done_ = state
+    with _LOCK:
+        _ORIGINS.clear()
+        _ORIGINS.update(origins_)
+        _PROBLEMS[:] = problems_
+        _UNAVAILABLE.clear()
+        _UNAVAILABLE.update(unavailable_)
+        _DONE.clear()
+        _DONE.update(done_)
+
+
 def origins() -> dict[str, Origin]:
     """Every strategy loaded from outside the built-ins, by name."""
     return dict(_ORIGINS)

@@ -64,3 +64,18 @@ def register() -> Iterator[Callable[[Composition], StrategySpec]]:
     yield add
     for name in names:
         unregister_composition(name)
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was() -> Iterator[None]:
+    """Strategies a test loads from outside the lab (framework lanes, plugin files) leave the
+    process-wide registry with the test: the next test sees only what it registers itself."""
+    from memory.registry import REGISTRY
+    from plugins import loading
+
+    saved = dict(REGISTRY)
+    state = loading.saved_state()
+    yield
+    REGISTRY.clear()
+    REGISTRY.update(saved)
+    loading.restore_state(state)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memory.errors import InvalidMessage, InvalidParameter, MemoryLabError
-from memory.maintenance import call_model
+from memory.maintenance import NO_UPKEEP, Upkeep, call_model
 from memory.strategies.base import Strategy, check_user_text
 from memory.types import Account, MaintenanceCall, Message, ModelFn, Part, Request
 
@@ -48,7 +48,10 @@ class Framework:
 
     def version(self) -> str | None:
         """The installed version, or None when the package is not installed."""
-        if importlib.util.find_spec(self.module) is None:
+        try:
+            if importlib.util.find_spec(self.module) is None:
+                return None
+        except ModuleNotFoundError:  # a dotted name whose parent package is not installed
             return None
         try:
             return importlib.metadata.version(self.distribution)
@@ -181,17 +184,16 @@ class FrameworkStrategy(Strategy):
         system_prompt: str,
         *,
         counter: Any,
-        summarize: ModelFn | None = None,
-        extract: ModelFn | None = None,
+        upkeep: Upkeep = NO_UPKEEP,
         **options: Any,
     ) -> None:
         missing = self.framework.missing()
         if missing:
             raise FrameworkMissing(f"{self.name} {missing}")
-        super().__init__(system_prompt, counter=counter, summarize=summarize, extract=extract)
+        super().__init__(system_prompt, counter=counter, upkeep=upkeep)
         self.options = options
-        self.bridge = ModelBridge(summarize, self.counter_request, "summary")
-        self.extract_bridge = ModelBridge(extract, self.counter_request, "extraction")
+        self.bridge = ModelBridge(upkeep.summarize, self.counter_request, "summary")
+        self.extract_bridge = ModelBridge(upkeep.extract, self.counter_request, "extraction")
         self.state: Any = self._start()
         self._pending: Any = None
         self._save_failed: str | None = None

@@ -55,7 +55,7 @@ class LangChainSummarization(FrameworkStrategy):
         messages = [*state, HumanMessage(user_text, id="new")]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            update = self._middleware().before_model({"messages": messages}, None)  # type: ignore[arg-type]
+            update = self._middleware().before_model({"messages": messages}, None)
         if update is not None:
             # the update starts with RemoveMessage(REMOVE_ALL_MESSAGES): the list is replaced
             messages = [m for m in update["messages"] if m.type != "remove"]
@@ -91,6 +91,12 @@ class LangChainSummarization(FrameworkStrategy):
         return messages_from_dict(data)
 
 
+FOLDED_NEW = (
+    "LangMem folded the new message into its summary too; the lab sent the message after "
+    "what LangMem returned, since a model call needs it"
+)
+
+
 class LangMemSummarize(FrameworkStrategy):
     name = "langmem_summarize"
     title = "LangMem summarize_messages"
@@ -114,6 +120,9 @@ class LangMemSummarize(FrameworkStrategy):
         from langmem.short_term import summarize_messages
 
         messages = to_langchain(self.system_prompt, self.history.turns, user_text)
+        # the running summary remembers ids across turns: the new message gets the id it
+        # keeps once it is a turn (a shared "new" would match every later new message)
+        new_id = messages[-1].id = f"u{len(self.history) + 1}"
         before = self.options.get("max_tokens_before_summary") or None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -129,7 +138,22 @@ class LangMemSummarize(FrameworkStrategy):
         for message in result.messages:
             if message.type == "system" and message.id not in ("system", None):
                 message.id = None
-        return from_langchain(result.messages), result.running_summary
+            elif message.id == new_id:
+                message.id = "new"
+        sent = from_langchain(result.messages)
+        self._folded_new = not sent or sent[-1].origin != "new"
+        if self._folded_new:
+            # LangMem folded the new message into its summary as well (its cut-off is the
+            # first message after which the rest fits, which can be the last one): a model
+            # call needs the user's message, so the lab sends it after what LangMem returned
+            sent.append(Sent("user", user_text, "new"))
+        return sent, result.running_summary
+
+    def _notes(self) -> tuple[str, ...]:
+        notes = super()._notes()
+        if getattr(self, "_folded_new", False):
+            notes += (FOLDED_NEW,)
+        return notes
 
     def _after_reply(self, state: Any, user_text: str, reply: str) -> Any:
         return state

@@ -4,8 +4,11 @@ documentation builds an agent's memory: messages go in with `put`; once the chat
 passes token_limit x chat_history_token_ratio the oldest are flushed (archived, in whole
 turns) into the memory blocks, whose content `get()` puts into the system message.
 
-The lane's state is the memory's data: its active messages (each carrying the lane's id in
-`additional_kwargs`) and the facts its block holds. A `Memory` is built on that data for each
+The lane's state is the memory's data: its active messages with the lane's id for each, and
+the facts its block holds. The ids are kept beside the messages, never in them: LlamaIndex
+counts a message's `additional_kwargs` as tokens, so an id there would move its flushes.
+Its flush drops the oldest messages, so the active ones are always the newest put: the ids
+are read back by position. A `Memory` is built on that data for each
 step (LlamaIndex keeps it in an in-process SQLite store), with the lab's token counter as its
 tokenizer and the lab's upkeep model as the fact block's LLM.
 """
@@ -20,7 +23,6 @@ from memory.types import Message
 from plugins.frameworks.base import Framework, FrameworkStrategy, ModelBridge, Sent, text_of
 
 LLAMAINDEX = Framework("LlamaIndex", "llama-index-core", "llama_index.core")
-ID = "lab_id"
 
 
 @cache
@@ -33,7 +35,7 @@ def _llm_class() -> type:
     )
     from llama_index.core.llms import CustomLLM
 
-    class LabUpkeepLLM(CustomLLM):  # type: ignore[misc]
+    class LabUpkeepLLM(CustomLLM):
         """A LlamaIndex LLM whose every call is one lab upkeep call."""
 
         bridge: Any = None
@@ -99,10 +101,7 @@ class LlamaIndexMemory(FrameworkStrategy):
             name="extracted_info", llm=upkeep_llm(self.extract_bridge), priority=1
         )
         block.facts = list(state["facts"])
-        history = [
-            ChatMessage(role=role, content=text, additional_kwargs={ID: lab_id})
-            for role, text, lab_id in state["messages"]
-        ]
+        history = [ChatMessage(role=role, content=text) for role, text, _ in state["messages"]]
         count = self.counter.count
         memory = Memory.from_defaults(
             session_id="lane",
@@ -115,32 +114,35 @@ class LlamaIndexMemory(FrameworkStrategy):
         )
         return memory, block
 
-    def _read(self, memory: Any, block: Any) -> dict[str, Any]:
+    def _read(self, memory: Any, block: Any, ids: list[str]) -> dict[str, Any]:
+        """The memory's data: its active messages, the newest of those put (ids in order)."""
+        active = memory.get_all(status=_active())
         messages = [
-            (
-                str(getattr(m.role, "value", m.role)),
-                text_of(m.content or ""),
-                m.additional_kwargs.get(ID),
-            )
-            for m in memory.get_all(status=_active())
+            (str(getattr(m.role, "value", m.role)), text_of(m.content or ""), lab_id)
+            for m, lab_id in zip(active, _newest(ids, len(active)), strict=True)
         ]
         return {"messages": messages, "facts": list(block.facts)}
 
     def _before_model(self, state: dict[str, Any], user_text: str) -> tuple[list[Sent], Any]:
         from llama_index.core.base.llms.types import ChatMessage
 
+        ids = [lab_id for _, _, lab_id in state["messages"]] + ["new"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             memory, block = self._memory(state)
-            memory.put(ChatMessage(role="user", content=user_text, additional_kwargs={ID: "new"}))
+            memory.put(ChatMessage(role="user", content=user_text))
             got = memory.get()
-            after = self._read(memory, block)
+            after = self._read(memory, block, ids)
         sent = [Sent("system", self.system_prompt, None)] if self.system_prompt else []
+        # get() returns the memory block's system message (if any) and then active messages
+        conversation = [m for m in got if str(getattr(m.role, "value", m.role)) != "system"]
+        origins = iter(_newest(ids, len(conversation)))
         for m in got:
             role = str(getattr(m.role, "value", m.role))
             if role not in ("system", "user", "assistant"):
                 raise ValueError(f"a {role!r} message: the lab sends user and assistant turns")
-            sent.append(Sent(role, text_of(m.content or ""), m.additional_kwargs.get(ID)))
+            origin = None if role == "system" else next(origins)
+            sent.append(Sent(role, text_of(m.content or ""), origin))
         return sent, after
 
     def _after_reply(self, state: dict[str, Any], user_text: str, reply: str) -> Any:
@@ -151,13 +153,12 @@ class LlamaIndexMemory(FrameworkStrategy):
             "messages": [(r, t, f"u{index}" if i == "new" else i) for r, t, i in state["messages"]],
             "facts": state["facts"],
         }
+        ids = [lab_id for _, _, lab_id in named["messages"]] + [f"a{index}"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             memory, block = self._memory(named)
-            memory.put(
-                ChatMessage(role="assistant", content=reply, additional_kwargs={ID: f"a{index}"})
-            )
-            return self._read(memory, block)
+            memory.put(ChatMessage(role="assistant", content=reply))
+            return self._read(memory, block, ids)
 
     def _summarised(self, state: dict[str, Any]) -> set[int]:
         if not state["facts"]:
@@ -173,6 +174,13 @@ class LlamaIndexMemory(FrameworkStrategy):
         if data is None:
             return super()._load(data)
         return {"messages": [tuple(m) for m in data["messages"]], "facts": list(data["facts"])}
+
+
+def _newest(ids: list[str], n: int) -> list[str]:
+    """The ids of the newest `n` messages put (a flush only ever drops the oldest)."""
+    if n > len(ids):
+        raise ValueError(f"LlamaIndex returned {n} messages, but only {len(ids)} were put")
+    return ids[len(ids) - n :]
 
 
 def _active() -> Any:

@@ -49,7 +49,7 @@ def _service_class() -> type:
     from semantic_kernel.connectors.ai.chat_completion_client_base import ChatCompletionClientBase
     from semantic_kernel.contents import AuthorRole, ChatMessageContent
 
-    class LabUpkeepService(ChatCompletionClientBase):  # type: ignore[misc]
+    class LabUpkeepService(ChatCompletionClientBase):
         """A Semantic Kernel chat service whose every call is one lab upkeep call."""
 
         bridge: Any = None

@@ -19,7 +19,7 @@ CLI = Path(cli_main.__file__).resolve().parent
 
 @pytest.mark.parametrize("name", list(cli_main.COMMANDS))
 def test_every_command_is_its_own_module_with_both_parts(name, capsys):
-    assert (CLI / f"{name}.py").is_file()
+    assert (CLI / f"{cli_main.module_name(name)}.py").is_file()
     command = cli_main.load_command(name)
     assert command.name == name
     with pytest.raises(SystemExit) as done:

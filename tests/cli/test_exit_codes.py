@@ -78,6 +78,7 @@ CASES: dict[tuple[str, ...], Callable[..., list[str]]] = {
         "locomo",
         str(FIXTURES / "locomo_sample.json"),
     ],  # fmt: skip
+    ("check-strategy",): lambda tmp, fb, capsys: ["check-strategy", "window", "--examples", "3"],
     ("sweep", "collect"): lambda tmp, fb, capsys: (
         lambda db_id: [
             "sweep",

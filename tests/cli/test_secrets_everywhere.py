@@ -163,7 +163,20 @@ def _recall(tmp: Path, env) -> list[str]:
     return ["recall", "--dataset", "locomo", str(path), "--strategy", "window:k=2"]
 
 
+def _check_strategy(tmp: Path, env) -> list[str]:
+    path = tmp / f"memory-{ENV_SECRET}.py"  # the file is named in the report
+    name = f"last_turn_{tmp.name}"  # one name per run: the runs share this test's process
+    path.write_text(
+        f"def {name}(system, history, new_message):\n"
+        "    return [{'role': 'system', 'content': system}, *history[-2:],\n"
+        "            {'role': 'user', 'content': new_message}]\n",
+        encoding="utf-8",
+    )
+    return ["check-strategy", f"{path}:{name}", "--examples", "3"]
+
+
 CASES: dict[tuple[str, ...], Callable[..., list[str]]] = {
+    ("check-strategy",): _check_strategy,
     ("simulate",): _simulate,
     ("survival",): _survival,
     ("tune",): _tune,

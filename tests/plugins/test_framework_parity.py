@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory.maintenance import Upkeep
 from memory.tokens import TokenCounter
 from memory.types import Completion, Request
 
@@ -85,7 +86,7 @@ def run_lane(name: str, params: dict[str, Any], conversation: list[tuple[str, st
     from plugins.loading import load_frameworks
 
     load_frameworks()
-    lane = create(name, SYSTEM, counter=COUNTER, summarize=lab_model, extract=lab_extractor,
+    lane = create(name, SYSTEM, counter=COUNTER, upkeep=Upkeep(lab_model, lab_extractor),
                   params=params)  # fmt: skip
     for index, (user, reply) in enumerate(conversation, 1):
         request = lane.prepare(user)
@@ -216,6 +217,11 @@ def test_langchain_summarization(conversation, trigger, keep) -> None:
              conversation, turn, after)  # fmt: skip
 
 
+def with_new_message(pairs: list[tuple[str, str]], user: str) -> list[tuple[str, str]]:
+    """LangMem can fold the new message into its summary too; the lab then sends it last."""
+    return pairs if pairs and pairs[-1] == ("user", user) else [*pairs, ("user", user)]
+
+
 @given(conversation=conversations, max_tokens=st.integers(130, 300), summary=st.integers(16, 128))
 @PARITY
 def test_langmem_summarize(conversation, max_tokens, summary) -> None:
@@ -232,7 +238,7 @@ def test_langmem_summarize(conversation, max_tokens, summary) -> None:
             max_summary_tokens=summary, token_counter=lc_counter,
         )  # fmt: skip
         running[0] = result.running_summary
-        return lc_pairs(result.messages)
+        return with_new_message(lc_pairs(result.messages), user)
 
     def after(index: int, user: str, reply: str) -> None:
         history.extend([HumanMessage(user, id=f"n{index}"), AIMessage(reply, id=f"r{index}")])
@@ -339,3 +345,46 @@ def test_llamaindex_memory(conversation, limit, flush) -> None:
 
     run_lane("llamaindex_memory", {"token_limit": limit, "chat_history_token_ratio": 0.5,
              "token_flush_size": flush}, conversation, turn, after)  # fmt: skip
+
+
+def test_langmem_folding_the_new_message_still_sends_it_last() -> None:
+    """LangMem's cut-off can fall on the new message itself: its own result then holds only
+    the summary. The lane sends that, then the new message, and says so in its notes."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langmem.short_term import summarize_messages
+
+    from memory.registry import create
+    from plugins.frameworks.langchain_summarization import FOLDED_NEW
+    from plugins.loading import load_frameworks
+
+    load_frameworks()
+    params = {"max_tokens": 200, "max_tokens_before_summary": 60, "max_summary_tokens": 40}
+    lane = create("langmem_summarize", SYSTEM, counter=COUNTER,
+                  upkeep=Upkeep(lab_model, lab_extractor), params=params)  # fmt: skip
+    history: list[Any] = [SystemMessage(SYSTEM, id="s")]
+    running: Any = None
+    turns = [
+        ("my salary is ₹25,000", "ok " * 60),
+        ("rent " * 30, "noted"),
+        ("plan " * 120, "x"),
+        ("and my goal?", "a fund"),  # the turns after a fold: the summary knows what it holds
+        ("thanks", "ok"),
+    ]
+    folded = 0
+    for index, (user, reply) in enumerate(turns, 1):
+        result = summarize_messages(
+            [*history, HumanMessage(user, id=f"n{index}")], running_summary=running,
+            model=lc_fake_model(), max_tokens=params["max_tokens"],
+            max_tokens_before_summary=params["max_tokens_before_summary"],
+            max_summary_tokens=params["max_summary_tokens"], token_counter=lc_counter,
+        )  # fmt: skip
+        running = result.running_summary
+        own = lc_pairs(result.messages)
+        request = lane.prepare(user)
+        check_turn(request, with_new_message(own, user))
+        if own[-1] != ("user", user):
+            folded += 1
+            assert request.account is not None and FOLDED_NEW in request.account.notes
+        lane.commit(user, reply)
+        history.extend([HumanMessage(user, id=f"n{index}"), AIMessage(reply, id=f"r{index}")])
+    assert folded, "the conversation should make LangMem fold the new message at least once"
