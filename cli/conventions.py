@@ -519,3 +519,14 @@ def load_strategies(files: Sequence[str]) -> None:
             load_file(spec)
         except (StrategyLoadError, ValueError) as exc:
             raise UsageError(f"{STRATEGY_FILE_FLAG} {spec}: {exc}") from None
+
+
+def with_missing_framework(message: str) -> str:
+    """A usage error about an unknown strategy that is a framework lane whose package is
+    missing says so, with the command that adds it."""
+    from plugins.loading import unavailable
+
+    for name, why in unavailable().items():
+        if f"unknown strategy {name!r}" in message:
+            return f"{name} is a framework lane that {why}"
+    return message

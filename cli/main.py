@@ -35,6 +35,7 @@ from cli.conventions import (
     load_strategies,
     masked_output,
     take_strategy_files,
+    with_missing_framework,
 )
 from providers.redaction import mask
 
@@ -157,7 +158,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(run(args))
     except UsageError as exc:
         getattr(args, "parser", parser).print_usage(sys.stderr)
-        sys.stderr.write(f"error: {mask(str(exc))}\n")
+        sys.stderr.write(f"error: {mask(with_missing_framework(str(exc)))}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")

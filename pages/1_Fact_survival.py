@@ -40,7 +40,7 @@ from memory.registry import REGISTRY
 from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
-from ui import navigation
+from ui import navigation, strategy_sources
 from ui.app_state import AppConfig, keyed_settings
 from ui.own_log import own_log_section
 from ui.page_jobs import job_board, job_state
@@ -187,6 +187,8 @@ if own is not None:
     st.rerun()
 
 # ---- settings form -----------------------------------------------------------------------
+strategy_sources.defaults_button("strategy-pills", choices, lambda k: choices[k].name)
+strategy_sources.caption_missing()
 with st.form("survival-settings"):
     left, right = st.columns(2, gap="large")
     with left:

@@ -39,7 +39,7 @@ from scenarios.longmem import (
     parse_questions,
 )
 from scenarios.longmem_world import generate
-from ui import navigation
+from ui import navigation, strategy_sources
 from ui.safe import md, plain
 
 navigation.page_config("Long-conversation recall · Memory Lab", "🔎")
@@ -287,8 +287,13 @@ with st.expander("File format"):
     st.markdown(FORMAT_HELP)
 conv = load_conversation(source)
 options = all_settings()
+strategy_sources.defaults_button("recall-settings", options, lambda k: options[k].name)
+strategy_sources.caption_missing()
 picked = st.multiselect(
-    "Strategy settings", list(options), default=[p for p in DEFAULT_PICK if p in options]
+    "Strategy settings",
+    list(options),
+    default=[p for p in DEFAULT_PICK if p in options],
+    key="recall-settings",
 )
 if conv is not None:
     counter = TokenCounter()

@@ -119,6 +119,10 @@ def load_frameworks() -> None:
                 _UNAVAILABLE[lane.cls.name] = missing
                 continue
             if lane.cls.name not in REGISTRY:
+                # the label says which package and version produced the lane's requests
+                made_by = f" ({lane.cls.framework.produced_by()})"
+                if not lane.cls.title.endswith(made_by):  # registered again after a reset
+                    lane.cls.title += made_by
                 register(lane.cls, *_params(lane.params), color=lane.color)
             _ORIGINS[lane.cls.name] = Origin(
                 lane.cls.name,
@@ -129,13 +133,17 @@ def load_frameworks() -> None:
 
 
 def load_entry_points() -> None:
-    """Register the strategies installed packages declare in `memory_lab.strategies` (once);
-    one that fails to load is a problem, the others still load."""
+    """Register the strategies installed packages declare in `memory_lab.strategies` (once
+    for each search path: a package put on the path later is found); one that fails to
+    load is a problem, the others still load."""
     with _LOCK:
-        if "entry points" in _DONE:
+        seen = "entry points " + os.pathsep.join(sys.path)
+        if seen in _DONE:
             return
-        _DONE.add("entry points")
+        _DONE.add(seen)
         for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if point.name in _ORIGINS:
+                continue
             dist = point.dist
             source = f"package {dist.name} {dist.version}" if dist else f"entry point {point.value}"
             where = f"entry point {point.name} = {point.value}"
@@ -223,6 +231,8 @@ def _register(cls: type[Strategy], origin: Origin) -> None:
             f"{origin.source}: a strategy named {cls.name!r} is already registered"
         )
     if existing is None:
+        if origin.broken:  # it still runs as a lane, marked with what it breaks
+            cls.title = f"{cls.title} — breaks: {', '.join(origin.broken)}"
         params = _params(tuple(getattr(cls, "params_declared", ())))
         register(cls, *params)
     with _LOCK:

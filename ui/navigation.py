@@ -10,6 +10,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import strategy_sources
+
 ROOT = Path(__file__).resolve().parents[1]
 MAIN_PAGE = "pages/0_Compare_strategies.py"
 
@@ -65,3 +67,4 @@ def page_config(title: str, icon: str) -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     st.set_page_config(page_title=title, page_icon=icon, layout="wide")
+    strategy_sources.load()  # framework lanes, plugins, strategy files (once per process)

@@ -17,7 +17,7 @@ from memory.registry import REGISTRY, Param
 from providers import catalog, endpoints
 from providers.settings import ProviderChoice, check_base_url
 from scenarios import fincoach
-from ui import safe
+from ui import safe, strategy_sources
 from ui.app_state import GENERIC_PROMPT, AppConfig, LaneChoice, secret
 from ui.picker import by_name, strategy_picker
 
@@ -55,6 +55,12 @@ def param_input(strategy: str, p: Param, value: Any, *, lane: str | None = None)
 
 def render_sidebar(config: AppConfig) -> AppConfig | None:
     """Draw the settings; returns the new config when the user applies it, else None."""
+    with st.sidebar:
+        lane_set = strategy_sources.sidebar_defaults_button()
+        strategy_sources.caption_missing()
+        strategy_sources.draw_sources()
+    if lane_set is not None:
+        return config.replace(lanes=tuple(LaneChoice(n, REGISTRY[n].defaults()) for n in lane_set))
     with st.sidebar, st.form("settings", border=False):
         st.header("Settings")
         provider = provider_form(config)

@@ -176,15 +176,7 @@ def test_export_is_the_composition_as_json():
     assert export.proto.disabled
 
 
-@pytest.fixture
-def clean_registry():
-    before = set(REGISTRY)
-    yield
-    for name in set(REGISTRY) - before:
-        unregister_composition(name)
-
-
-def test_add_as_lane_registers_it_and_puts_it_on_the_main_page(clean_registry):
+def test_add_as_lane_registers_it_and_puts_it_on_the_main_page():
     at = composer_page()
     at.session_state["config"] = AppConfig.default().replace(lanes=(LaneChoice("full"),))
     at.text_input(key="composer-name-1").set_value("my_mix").run()
@@ -220,7 +212,7 @@ def test_the_preview_replays_the_main_pages_conversation(fake_transport):
     assert any("Chiru" in m["content"] for m in messages[:-1])
 
 
-def test_a_builtin_name_is_refused_for_a_lane(clean_registry):
+def test_a_builtin_name_is_refused_for_a_lane():
     at = composer_page()
     at.text_input(key="composer-name-1").set_value("window").run()
     button(at, "Add as lane").click().run()
@@ -242,9 +234,7 @@ def test_starting_from_a_builtin_compares_it_with_that_builtin(name):
     assert total["text"][0] == total["text"][1]  # the same request, token for token
 
 
-def test_save_keeps_it_in_the_database_and_a_restart_registers_it_again(
-    clean_registry, tmp_path, monkeypatch
-):
+def test_save_keeps_it_in_the_database_and_a_restart_registers_it_again(tmp_path, monkeypatch):
     from storage.store import Store
     from ui import persistence
 
@@ -264,7 +254,7 @@ def test_save_keeps_it_in_the_database_and_a_restart_registers_it_again(
     assert "saved_mix (composition)" in at.selectbox(key="composer-start").options
 
 
-def test_a_builtin_name_is_not_saved(clean_registry, tmp_path, monkeypatch):
+def test_a_builtin_name_is_not_saved(tmp_path, monkeypatch):
     from storage.store import Store
 
     url = f"sqlite:///{tmp_path / 'app.db'}"
