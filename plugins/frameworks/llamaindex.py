@@ -16,6 +16,8 @@ tokenizer and the lab's upkeep model as the fact block's LLM.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -93,9 +95,14 @@ class LlamaIndexMemory(FrameworkStrategy):
     def _start(self) -> dict[str, Any]:
         return {"messages": [], "facts": []}
 
-    def _memory(self, state: dict[str, Any]) -> tuple[Any, Any]:
+    @contextmanager
+    def _memory(self, state: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
+        """A LlamaIndex Memory on `state`'s data, and its fact block; its in-memory SQLite
+        store is closed on the way out (left open, its worker thread outlives the loop)."""
+        from llama_index.core.async_utils import asyncio_run
         from llama_index.core.base.llms.types import ChatMessage
         from llama_index.core.memory import FactExtractionMemoryBlock, Memory
+        from sqlalchemy.ext.asyncio import create_async_engine
 
         block = FactExtractionMemoryBlock(
             name="extracted_info", llm=upkeep_llm(self.extract_bridge), priority=1
@@ -103,16 +110,23 @@ class LlamaIndexMemory(FrameworkStrategy):
         block.facts = list(state["facts"])
         history = [ChatMessage(role=role, content=text) for role, text, _ in state["messages"]]
         count = self.counter.count
-        memory = Memory.from_defaults(
-            session_id="lane",
-            chat_history=history,
-            token_limit=int(self.options["token_limit"]),
-            chat_history_token_ratio=float(self.options["chat_history_token_ratio"]),
-            token_flush_size=int(self.options["token_flush_size"]),
-            tokenizer_fn=lambda text: [0] * count(text),
-            memory_blocks=[block],
-        )
-        return memory, block
+        engine = create_async_engine("sqlite+aiosqlite:///:memory:")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                memory = Memory.from_defaults(
+                    session_id="lane",
+                    chat_history=history,
+                    token_limit=int(self.options["token_limit"]),
+                    chat_history_token_ratio=float(self.options["chat_history_token_ratio"]),
+                    token_flush_size=int(self.options["token_flush_size"]),
+                    tokenizer_fn=lambda text: [0] * count(text),
+                    memory_blocks=[block],
+                    async_engine=engine,
+                )
+                yield memory, block
+        finally:
+            asyncio_run(engine.dispose())
 
     def _read(self, memory: Any, block: Any, ids: list[str]) -> dict[str, Any]:
         """The memory's data: its active messages, the newest of those put (ids in order)."""
@@ -127,9 +141,7 @@ class LlamaIndexMemory(FrameworkStrategy):
         from llama_index.core.base.llms.types import ChatMessage
 
         ids = [lab_id for _, _, lab_id in state["messages"]] + ["new"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            memory, block = self._memory(state)
+        with self._memory(state) as (memory, block):
             memory.put(ChatMessage(role="user", content=user_text))
             got = memory.get()
             after = self._read(memory, block, ids)
@@ -154,9 +166,7 @@ class LlamaIndexMemory(FrameworkStrategy):
             "facts": state["facts"],
         }
         ids = [lab_id for _, _, lab_id in named["messages"]] + [f"a{index}"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            memory, block = self._memory(named)
+        with self._memory(named) as (memory, block):
             memory.put(ChatMessage(role="assistant", content=reply))
             return self._read(memory, block, ids)
 

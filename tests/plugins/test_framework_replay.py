@@ -53,3 +53,19 @@ def test_replay_prints_every_turns_request(name: str, tmp_path: Path, capsys) ->
         assert request["system"].startswith("You are")  # the transcript has none: FinCoach's
         earlier_left |= bool(request["dropped_turns"] or request["summarised_turns"])
     assert earlier_left, f"{name} kept every turn: the settings did not make it trim"
+
+
+def test_llamaindex_lane_leaves_no_thread_errors_on_stderr() -> None:
+    """LlamaIndex keeps its memory in an aiosqlite store; left open beside Semantic Kernel's
+    own event loops, each store's worker thread printed 'Event loop is closed' tracebacks."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "survival", "--payload-only", "--probe-turns", "2,10,50",
+         "--strategy", "llamaindex_memory", "--strategy", "langchain_summarization",
+         "--strategy", "sk_summarization", "--quiet"],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Event loop is closed" not in done.stderr
