@@ -60,6 +60,7 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
         strategy_sources.caption_missing()
         strategy_sources.draw_sources()
     if lane_set is not None:
+        st.session_state["lane-strategies"] = list(lane_set)  # the picker shows the new lanes
         return config.replace(lanes=tuple(LaneChoice(n, REGISTRY[n].defaults()) for n in lane_set))
     with st.sidebar, st.form("settings", border=False):
         st.header("Settings")

@@ -53,4 +53,6 @@ def test_framework_defaults_run_as_lanes(fake_transport) -> None:
     from ui.strategy_sources import framework_defaults
 
     assert len(headers) == len(framework_defaults()) >= 9
+    # the sidebar's picker shows the lanes that run, not the ones before the click
+    assert list(at.button_group(key="lane-strategies").value) == framework_defaults()
     assert not at.error, [e.value for e in at.error]
