@@ -114,6 +114,8 @@ class Arm:
             "seconds": time.perf_counter() - started,
             "parsed": call.ok,
             "facts": len(self.lane.facts),
+            "ungrounded": call.ungrounded,
+            "filled_by_rules": call.filled_by_rules,
             "error": call.error,
             **sent,
         }
@@ -170,9 +172,11 @@ def main() -> None:
     if before:
         print(f"output tokens after/before: {after / before:.2f}")
     for arm in arms:
-        print(
-            f"\nfacts after turn 5 ({arm.name}): {json.dumps(arm.lane.facts, ensure_ascii=False)}"
-        )
+        dropped = [v for row in arm.rows for v in row["ungrounded"]]
+        filled = [v for row in arm.rows for v in row["filled_by_rules"]]
+        print(f"\n{arm.name}: {len(dropped)} ungrounded values dropped {dropped}; "
+              f"{len(filled)} filled in by the rules {filled}")  # fmt: skip
+        print(f"facts after turn 5 ({arm.name}): {json.dumps(arm.lane.facts, ensure_ascii=False)}")
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

@@ -132,10 +132,17 @@ class MaintenanceRecord:
     # the lanes this one call answered, the one that sent it first (lanes/sharing.py); empty:
     # the lane's own call
     shared: tuple[str, ...] = ()
+    # an extraction's values that could not be traced to the turn, not stored (key=JSON)
+    ungrounded: tuple[str, ...] = ()
+    # facts the rule extractor filled in where the reply held nothing grounded (key=JSON)
+    filled_by_rules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.shared, tuple):  # a saved record holds a list
             object.__setattr__(self, "shared", tuple(self.shared))
+        for name in ("ungrounded", "filled_by_rules"):  # a saved record holds lists
+            if not isinstance(getattr(self, name), tuple):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.ok and self.billed_input is None and self.billed_output is None:
             # failed with no usage from a provider (no key, refused, never sent): nothing was
             # spent, whatever a record saved before this rule says; `counted` keeps the size
@@ -150,6 +157,8 @@ class MaintenanceRecord:
         """Its fields as JSON-ready data (shared, never-mutated values: no deep copy)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["shared"] = list(self.shared)
+        data["ungrounded"] = list(self.ungrounded)
+        data["filled_by_rules"] = list(self.filled_by_rules)
         return data
 
     @classmethod
@@ -185,6 +194,8 @@ class MaintenanceRecord:
             output=billed_out or 0,
             body=body,
             shared=call.shared,
+            ungrounded=call.ungrounded,
+            filled_by_rules=call.filled_by_rules,
         )
 
 

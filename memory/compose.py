@@ -82,6 +82,9 @@ class Block:
     neighbours: float = 0.25  # retrieved: weight of neighbouring turns' scores
     ranking: str = DEFAULT_RANKING  # retrieved: a name in memory/ranking.py's RANKINGS
     count: int | None = None  # recent: the last N turns (None: by tokens, or all)
+    # facts: store only values traced to their turn (memory/grounding.py); kept apart from
+    # KIND_FIELDS, which are the Composer's editable columns
+    grounded: bool = True
 
     def __post_init__(self) -> None:
         where = f"the {self.kind!r} block"
@@ -128,6 +131,10 @@ class Block:
                 )
         elif self.kind == "recent":
             _whole(self.count, f"{where}: count", minimum=0, optional=True)
+        if not isinstance(self.grounded, bool):
+            raise InvalidParameter(f"{where}: grounded is true or false, got {self.grounded!r}")
+        if self.kind != "facts" and not self.grounded:
+            raise InvalidParameter(f"{where} takes no 'grounded' (only a facts block does)")
 
     def to_dict(self) -> dict[str, Any]:
         """The block as JSON-ready data: its kind, its budget if set, and the fields of its kind."""
@@ -137,6 +144,8 @@ class Block:
         for name in KIND_FIELDS[self.kind]:
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
+        if not self.grounded:  # only a facts block may say so; the default is left out
+            out["grounded"] = False
         return out
 
 
@@ -386,7 +395,8 @@ def _block_from(raw: Any, index: int) -> Block:
     kind = raw.get("kind")
     if kind not in KINDS:
         raise InvalidParameter(f"{where}.kind: unknown block kind {kind!r}; one of {KINDS}")
-    _no_unknown(raw, {"kind", "budget", *KIND_FIELDS[kind]}, f"{where} ({kind})")
+    grounding = ("grounded",) if kind == "facts" else ()
+    _no_unknown(raw, {"kind", "budget", *KIND_FIELDS[kind], *grounding}, f"{where} ({kind})")
     options = {k: v for k, v in raw.items() if k != "kind"}
     if "turns" in options:
         if not isinstance(options["turns"], list):

@@ -219,7 +219,14 @@ FOLD_TO = Param(
 )
 
 register(SummaryBuffer, BUDGET, TRIGGER, FOLD_TO, PLACEMENT, NOTE, color="#0B7A75")
-register(EntityMemory, replace(K, default=2), color="#D81B60")
+GROUNDED = Param(
+    "grounded",
+    True,
+    "store only extracted values traced to their turn (a number in any form, a name as "
+    "written, a phrase by its words); the others are dropped and shown",
+    choices=(True, False),
+)
+register(EntityMemory, replace(K, default=2), GROUNDED, color="#D81B60")
 register(
     Hybrid,
     replace(BUDGET, default=800),
@@ -235,6 +242,7 @@ register(
         maximum=0.9,
     ),
     RANKING,
+    GROUNDED,
     color="#2E7D32",
 )
 register(

@@ -92,6 +92,11 @@ class MaintenanceCall:
     body: Mapping[str, Any] | None = None
     error: str | None = None
     shared: tuple[str, ...] = ()  # the Completion's `shared`
+    # extraction: the values the reply gave that could not be traced to the turn and were not
+    # stored, as key=JSON (memory/grounding.py)
+    ungrounded: tuple[str, ...] = ()
+    # extraction: facts the rule extractor filled in where the reply held nothing grounded
+    filled_by_rules: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -154,3 +154,28 @@ def turn_warnings(
         if anatomy is not None:
             out += warnings(anatomy, titles.get(name, name))
     return out
+
+
+def ungrounded_lines(
+    records: Mapping[str, Sequence[LaneTurn]], titles: Mapping[str, str], *, turn: int
+) -> list[str]:
+    """One line per lane whose fact extraction, up to `turn`, returned values that could not
+    be traced to their turn (and so were not stored): how many, and which."""
+    out: list[str] = []
+    for name, recs in records.items():
+        dropped = [
+            f"turn {r.turn}: {value}"
+            for r in recs
+            if r.turn <= turn
+            for call in r.maintenance
+            for value in call.ungrounded
+        ]
+        if dropped:
+            shown = "; ".join(dropped[:6]) + (
+                f"; … {len(dropped) - 6} more" if len(dropped) > 6 else ""
+            )
+            out.append(
+                f"{titles.get(name, name)}: {len(dropped)} extracted "
+                f"value{'s' if len(dropped) != 1 else ''} not stored, not in their turn ({shown})"
+            )
+    return out

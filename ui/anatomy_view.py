@@ -17,6 +17,7 @@ import streamlit as st
 from lanes.lane import LaneTurn
 from lanes.session import Session
 from present.anatomy import anatomy_grid_figure, comparison_anatomy_figure, turn_warnings
+from present.anatomy_data import ungrounded_lines
 from ui.safe import md
 
 CACHE = "anatomy_figures"
@@ -69,6 +70,9 @@ def section(
     lines = turn_warnings(records, titles, turn=turn, window=window, reserve=reserve)
     if lines:
         st.warning("\n".join(md("- {}", line) for line in lines))
+    invented = ungrounded_lines(records, titles, turn=turn)
+    if invented:
+        st.caption("\n".join(md("- {}", line) for line in invented))
     if cached[2] is not None:
         st.plotly_chart(
             cached[2], width="stretch", key=f"{key}-grid-{turn}", config=config, theme=None

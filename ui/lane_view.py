@@ -162,6 +162,10 @@ def payload(record: LaneTurn) -> None:
             )
             if call.shared:
                 st.caption(plain(shared_note(call.shared)))
+            if call.ungrounded:
+                st.caption(plain(ungrounded_note(call.ungrounded)))
+            if call.filled_by_rules:
+                st.caption(plain(FILLED_NOTE + ", ".join(call.filled_by_rules)))
             st.code(
                 json.dumps(call.body, indent=2, ensure_ascii=False),
                 language="json",
@@ -169,6 +173,17 @@ def payload(record: LaneTurn) -> None:
             )
             if call.reply:
                 st.caption(f"reply: {plain(call.reply[:400])}")
+
+
+FILLED_NOTE = "Filled in by the rule extractor (the reply held nothing grounded): "
+
+
+def ungrounded_note(values: tuple[str, ...]) -> str:
+    """Says which extracted values were not stored: nothing in their turn states them."""
+    return (
+        f"Not stored (ungrounded: the turn does not state {'it' if len(values) == 1 else 'them'}"
+        f"): {', '.join(values)}"
+    )
 
 
 def shared_note(lanes: tuple[str, ...]) -> str:

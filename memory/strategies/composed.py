@@ -19,13 +19,16 @@ Each turn, in this order:
 After a turn: the retrieval index learns it, the extractor updates the facts, then the summary
 folds (every turn, or past its trigger). Assembly (the payload format) is the base class's.
 
-May import: memory/compose.py, memory/ranking.py, memory/strategies/base.py, checks.py and
+May import: memory/compose.py, memory/grounding.py, memory/numbers.py, memory/standins.py,
+memory/ranking.py, memory/strategies/base.py, checks.py and
 recall.py, the memory
 core's value types.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -33,8 +36,11 @@ from typing import Any, ClassVar
 from memory.compose import Block, Composition
 from memory.dense import embedder
 from memory.errors import ContextOverflow, InvalidParameter
-from memory.maintenance import NO_UPKEEP, Upkeep
+from memory.grounding import split_grounded
+from memory.maintenance import NO_UPKEEP, Upkeep, parse_fact_update
+from memory.numbers import amounts_in, contains_phrase
 from memory.ranking import RANKINGS
+from memory.standins import RuleExtractor
 from memory.strategies.base import Strategy
 from memory.strategies.checks import check_budget
 from memory.strategies.recall import TurnRecall
@@ -42,15 +48,50 @@ from memory.tokens import TokenCounter
 from memory.types import MaintenanceCall, Part, Request, TokenCount, Turn
 
 
-def extract_facts(strategy: Strategy, turn: Turn) -> MaintenanceCall:
-    """Ask the extractor for updates from `turn` and apply them; invalid replies change nothing."""
+def extract_facts(strategy: Strategy, turn: Turn, *, grounded: bool = True) -> MaintenanceCall:
+    """Ask the extractor for updates from `turn` and apply them; invalid replies change nothing.
+    With `grounded`, a value that cannot be traced to the turn is not stored (the call records
+    it as ungrounded, memory/grounding.py); when nothing in the reply was grounded, the facts
+    the rule extractor reads in the turn fill in (recorded as such)."""
     call, update = strategy.upkeep.extraction(strategy.counter, strategy.facts, turn)
     if update is not None:
         to_set, to_delete = update
+        if grounded:
+            to_set, dropped = split_grounded(to_set, f"{turn.user}\n{turn.assistant}")
+            filled = {} if to_set else rule_facts(call.request, strategy.facts)
+            to_set.update(filled)
+            if dropped or filled:
+                call = dataclasses.replace(
+                    call, ungrounded=key_values(dropped), filled_by_rules=key_values(filled)
+                )
         for key in to_delete:
             strategy.facts.pop(key, None)
         strategy.facts.update(to_set)
     return call
+
+
+def rule_facts(request: Request, held: Mapping[str, Any]) -> dict[str, Any]:
+    """The rule extractor's facts for the turn an extraction request shows that no value in
+    `held` states yet (by amount, or a name as written): they fill in where a model's reply
+    held nothing grounded (the rules read figures and names from the turn's own text, so
+    they are grounded by construction)."""
+    found, _ = parse_fact_update(RuleExtractor()(request).text)
+    texts = [str(v) for v in held.values()]
+    amounts = {a for t in texts for a in amounts_in(t)}
+    out: dict[str, Any] = {}
+    for key, value in found.items():
+        stated = amounts_in(str(value))
+        if key in held or (stated and stated <= amounts):
+            continue
+        if not stated and any(contains_phrase(t, str(value)) for t in texts):
+            continue
+        out[key] = value
+    return out
+
+
+def key_values(facts: Mapping[str, Any]) -> tuple[str, ...]:
+    """Facts as 'key=JSON' lines, as upkeep records list them."""
+    return tuple(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in facts.items())
 
 
 def gave_way(kind: str) -> str:
@@ -314,7 +355,7 @@ class Composed(Strategy):
         self._restored_turn(turn)
         calls: list[MaintenanceCall] = []
         if self.facts_block is not None:
-            calls.append(extract_facts(self, turn))
+            calls.append(extract_facts(self, turn, grounded=self.facts_block.grounded))
         block = self.summary_block
         if block is None:
             return calls

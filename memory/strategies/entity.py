@@ -19,5 +19,5 @@ class EntityMemory(Composed):
     description = "Facts extracted into a key/value store after each turn, plus the last K turns."
 
     @classmethod
-    def declare(cls, *, k: int = 2) -> Composition:
-        return blocks(cls, Block("facts"), Block("recent", count=check_k(k)))
+    def declare(cls, *, k: int = 2, grounded: bool = True) -> Composition:
+        return blocks(cls, Block("facts", grounded=grounded), Block("recent", count=check_k(k)))

@@ -40,6 +40,7 @@ class Hybrid(Composed):
         recall_share: float = 0.5,
         neighbours: float = 0.25,
         ranking: str = DEFAULT_RANKING,
+        grounded: bool = True,
     ) -> Composition:
         summary = threshold_summary(trigger, fold_to, summary_placement, summary_note)
         retrieved = Block(
@@ -50,7 +51,7 @@ class Hybrid(Composed):
         )
         return blocks(
             cls,
-            Block("facts"),
+            Block("facts", grounded=grounded),
             summary,
             retrieved,
             Block("recent"),

@@ -229,16 +229,18 @@ def test_after_a_turn_each_lane_warms_exactly_the_prefix_its_next_turn_sends():
     assert {tokens for _, tokens in transport.warmed} == {1}
     upkeep = [b for b, _ in transport.warmed if b["messages"][0]["content"] == EXTRACTION_SYSTEM]
     # the extraction instructions with the facts as this turn's upkeep left them
-    facts = sorted(json.dumps(dict(session.lanes[n].strategy.facts), sort_keys=True)
-                   for n in fact_lanes)  # fmt: skip
+    facts = sorted(
+        json.dumps(dict(session.lanes[n].strategy.facts), sort_keys=True, ensure_ascii=False)
+        for n in fact_lanes
+    )
     assert sorted(b["messages"][1]["content"].split("\n")[0] for b in upkeep) == [
         f"Current facts: {f}" for f in facts
     ]
-    probes = sorted(b["messages"][:-1] for b, _ in transport.warmed if b not in upkeep)
+    probes = sorted((b["messages"][:-1] for b, _ in transport.warmed if b not in upkeep), key=str)
     assert all(len(p) > 1 for p in probes)  # the conversation so far, not just the system
     before = len(transport.calls)
     session.run_turn(fincoach.DEMO_TURNS[1])
-    sent = sorted(body["messages"][:-1] for body in transport.calls[before:])
+    sent = sorted((body["messages"][:-1] for body in transport.calls[before:]), key=str)
     assert probes == sent
 
 

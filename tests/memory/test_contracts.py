@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ContextOverflow, InvalidParameter
+from memory.grounding import is_grounded
 from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, create
 from memory.replay import replay
@@ -65,6 +66,16 @@ class SizedSummariser:
 class FailingSummariser:
     def __call__(self, request: Request) -> Completion:
         raise RuntimeError("summariser down")
+
+
+class InventingExtractor:
+    """The stand-in extractor's facts plus values no turn states, as a weak model's are: a
+    salary a tenth of the one said, a name nobody gave."""
+
+    def __call__(self, request: Request) -> Completion:
+        update = json.loads(RuleExtractor()(request).text)
+        update["set"].update({"monthly_salary": 12_000.5, "name": "Zyxqv Wombat"})
+        return Completion(json.dumps(update, ensure_ascii=False))
 
 
 def summariser(kind: str, tokens: int) -> Any:
@@ -121,13 +132,16 @@ def params(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return out
 
 
-def build(name: str, options: dict[str, Any], kind: str, tokens: int) -> Strategy:
+def build(
+    name: str, options: dict[str, Any], kind: str, tokens: int, *, inventing: bool = False
+) -> Strategy:
+    extractor = InventingExtractor() if inventing else RuleExtractor()
     try:
         return create(
             name,
             SYSTEM,
             counter=COUNTER,
-            upkeep=Upkeep(summariser(kind, tokens), RuleExtractor()),
+            upkeep=Upkeep(summariser(kind, tokens), extractor),
             params=options,
         )
     except InvalidParameter:  # e.g. fold_to above trigger: refused at creation, not a contract
@@ -165,7 +179,10 @@ def run_contract(name: str, data: st.DataObject) -> None:
     kind = data.draw(st.sampled_from(("echo", "sized", "fail")), label="summariser")
     tokens = data.draw(st.integers(1, 400), label="summary tokens")
     conversation = data.draw(turns, label="turns")
-    strategy = build(name, options, kind, tokens)
+    inventing = data.draw(st.booleans(), label="extractor invents values")
+    strategy = build(name, options, kind, tokens, inventing=inventing)
+    facts_block = strategy.facts_block if isinstance(strategy, Composed) else None
+    grounded = facts_block is not None and facts_block.grounded
     budget = getattr(strategy, "budget", None)
     live: list[tuple[Any, ...]] = []
     committed: list[tuple[str, str]] = []
@@ -181,21 +198,26 @@ def run_contract(name: str, data: st.DataObject) -> None:
             assert frozen(strategy) == before, "a raise must leave the state unchanged"
             continue
         check_request(request, user, budget)
+        facts_before = dict(strategy.facts)
         strategy.commit(user, reply)
+        if grounded:  # no value is stored that its source turn does not state
+            for key, value in strategy.facts.items():
+                if facts_before.get(key) != value:
+                    assert is_grounded(key, value, f"{user}\n{reply}"), (key, value)
         live.append(shape(request))
         committed.append((user, reply))
 
     # fork, snapshot and restore keep the state exactly
     fork = strategy.fork()
     assert frozen(fork) == frozen(strategy)
-    restored = build(name, options, kind, tokens)
+    restored = build(name, options, kind, tokens, inventing=inventing)
     restored.restore(json.loads(frozen(strategy)))
     assert frozen(restored) == frozen(strategy)
     fork.commit("a turn only the fork has", "ok")
     assert frozen(fork) != frozen(strategy), "a fork shares no state"
 
     # replaying the committed turns builds the requests that were sent live
-    again = build(name, options, kind, tokens)
+    again = build(name, options, kind, tokens, inventing=inventing)
     steps = replay(committed, {name: again}, counter=COUNTER)
     assert [shape(s.requests[name]) for s in steps] == live
     assert frozen(again) == frozen(strategy)

@@ -41,7 +41,7 @@ def test_fenced_json_from_a_chatty_model_is_accepted(counter):
     s.upkeep = Upkeep(
         extract=lambda r: Completion('Sure!\n```json\n{"set": {"name": "Chiru"}}\n```')
     )
-    (call,) = s.commit("hello", "hi")
+    (call,) = s.commit("hello, Chiru here", "hi")
     assert call.ok and s.facts == {"name": "Chiru"}
 
 

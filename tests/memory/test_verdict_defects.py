@@ -139,7 +139,9 @@ def test_hybrid_leaves_out_a_facts_block_that_leaves_no_room(counter):
             return Completion(json.dumps({"set": {"notes": counter.text_of_tokens(200)}}))
 
     options = {"upkeep": Upkeep(WordySummariser(), BigFacts())}
-    s = create("hybrid", SYSTEM_17, counter=counter, params={"budget": 400}, **options)
+    # grounded=False: these facts are 200 tokens of filler, not values the turn states
+    params = {"budget": 400, "grounded": False}
+    s = create("hybrid", SYSTEM_17, counter=counter, params=params, **options)
     s.commit("Hi", "Hello")
     before = json.dumps(s.snapshot())
     message = counter.text_of_tokens(400 - 17)
