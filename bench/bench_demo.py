@@ -173,7 +173,7 @@ class Calls:
             return max(self.turn_started, default=0)
 
     def wrap(self, stream):
-        def timed(request, settings, on_delta=None):
+        def timed(request, settings, on_delta=None, **route):
             turn = self.current_turn()
             began = time.perf_counter()
             first: list[float] = []
@@ -184,10 +184,10 @@ class Calls:
                 if on_delta is not None:
                     on_delta(text)
 
-            reply = stream(request, settings, delta)
+            reply = stream(request, settings, delta, **route)
             usage = reply.usage
             details = dict(usage.details) if usage is not None else {}
-            warm = getattr(settings, "max_tokens", None) == 1  # lanes/warmup.py's one token
+            warm = getattr(settings, "max_tokens", None) == 1  # a warm-up's one token
             with self.lock:
                 self.rows.append(
                     {
@@ -236,7 +236,10 @@ class Patched:
             import providers.bodies
 
             providers.bodies.compact_grammar = lambda schema: None  # type: ignore[assignment]
-        begin, warm_up = Session.begin_turn, Session.warm_up
+        from lanes.embedded_router import EmbeddedRouter
+        from ui import demo_controls as controls
+
+        begin, warm_up = Session.begin_turn, controls.warm_up
         calls, patched = self.calls, self
 
         def begin_turn(self, text):
@@ -246,9 +249,10 @@ class Patched:
                 calls.turn_started[turn] = time.perf_counter()
             return turn
 
-        def keep_session(self):
-            patched.session = self  # the page warms its session up when it opens
-            return warm_up(self) if setting["warm"] else None
+        def keep_session(session):
+            patched.session = session  # the page warms its session up when it opens
+            if setting["warm"]:
+                warm_up(session)
 
         run_lane = Session.run_lane
 
@@ -263,9 +267,9 @@ class Patched:
 
         Session.run_lane = timed_run_lane  # type: ignore[method-assign]
         Session.begin_turn = begin_turn  # type: ignore[method-assign]
-        Session.warm_up = keep_session  # type: ignore[method-assign]
+        controls.warm_up = keep_session
         if not setting["warm_after"]:
-            Session._warm_next = lambda self, name, turn: None  # type: ignore[method-assign]
+            EmbeddedRouter._warm_next = lambda self, name, turn: None  # type: ignore[method-assign]
         fincoach.DEMO_TURNS = fincoach.DEMO_TURNS[:turns]  # what the Play button queues
         default = AppConfig.default()
         self.config = default.replace(
@@ -279,6 +283,11 @@ class Patched:
         AppConfig.default = classmethod(lambda cls: patched.config)  # type: ignore[method-assign,assignment]
 
 
+def page_warmup(session: Any) -> Any:
+    """The warm-up the page started for `session` on load (None: none started)."""
+    return getattr(session.pacing, "warmup", None)
+
+
 def drive_apptest(patched: Patched, turns: int) -> tuple[float, float]:
     """Play the demo in Streamlit's AppTest (the page script in this process, no browser):
     (when Play was pressed, when the last lane recorded the last turn)."""
@@ -286,8 +295,8 @@ def drive_apptest(patched: Patched, turns: int) -> tuple[float, float]:
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
     at.run()
-    if patched.session is not None and patched.session.warmup is not None:
-        patched.session.warmup.wait()  # the page is open before the presenter presses Play
+    if patched.session is not None and page_warmup(patched.session) is not None:
+        page_warmup(patched.session).wait()  # the page is open before the presenter presses Play
     [play] = [b for b in at.button if "FinCoach demo" in b.label]
     started = time.perf_counter()
     play.click().run()
@@ -326,8 +335,8 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
                 page.get_by_placeholder("Message every lane at once…").wait_for(timeout=180_000)
                 while patched.session is None:
                     time.sleep(0.1)
-                if patched.session.warmup is not None:
-                    patched.session.warmup.wait()  # the presenter waits for the warm-up
+                if page_warmup(patched.session) is not None:
+                    page_warmup(patched.session).wait()  # the presenter waits for the warm-up
                 lanes = len(patched.session.lanes)
                 cpu_before = cpu_seconds()
                 started = time.perf_counter()
@@ -417,7 +426,8 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
     from providers import embedded
 
     name, calls, session = patched.name, patched.calls, patched.session
-    warm = dataclasses.asdict(session.warmup.stats) if session.warmup is not None else None
+    before = page_warmup(session)
+    warm = dataclasses.asdict(before.stats) if before is not None else None
     starts = [calls.turn_started[t] for t in range(1, turns + 1)]
     bounds = [*starts[1:], ended]
     per_turn = []

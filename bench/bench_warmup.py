@@ -2,7 +2,7 @@
 
 Runs the default six lanes (or `--lanes`) on the embedded model with its prompt cache, through
 `Session.run_turn` (no page, no browser): the warm-up before turn 1, then each FinCoach turn,
-then every after-upkeep warm-up awaited (`Session.settle_warmups`) before the next turn, as the
+then every after-upkeep warm-up awaited (the embedded router's `settle`) before the next turn, as the
 demo does. Prints, per turn and lane, the prompt tokens sent and how many of them were not
 found in llama.cpp's cache (read anew: every lane's first token waits for all of these), and
 per lane what its warm-ups read. A warm-up that landed leaves its lane about 30 tokens to read
@@ -49,7 +49,7 @@ def main() -> None:
         provider=settings,
         upkeep=UpkeepLimits(),
     )
-    warm = session.warm_up()
+    warm = session.pacing.prepare()
     if warm is not None:
         warm.wait(SETTLE_S)
         print(f"warm-up before turn 1: {warm.stats.calls} calls, {warm.stats.tokens_read} read")
@@ -58,11 +58,11 @@ def main() -> None:
         started = time.perf_counter()
         records = session.run_turn(text)
         ran = time.perf_counter() - started
-        session.settle_warmups(SETTLE_S)
+        session.pacing.settle(SETTLE_S)
         for name, record in records.items():
             prompt_tokens = record.billed_input or 0
             anew = prompt_tokens - (record.cached_input or 0)
-            after = session.lane_warmups.get(name)
+            after = getattr(session.pacing, "lane_warmups", {}).get(name)
             warmed = f"{after.stats.calls}/{after.stats.tokens_read}" if after else "-"
             print(f"{turn:>4}  {name:16}{prompt_tokens:>7}{anew:>10}  {warmed:>22}")
         total = sum((r.billed_input or 0) - (r.cached_input or 0) for r in records.values())

@@ -11,10 +11,13 @@ the parameters that differ between lanes of that strategy, and the lane's own mo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from memory.registry import spec
+
+if TYPE_CHECKING:
+    from providers.settings import ProviderSettings
 
 LABEL_LIMIT = 64  # the store's lane column holds this many characters
 
@@ -79,3 +82,32 @@ def strategy_of(label: str, known: Mapping[str, Any]) -> str:
     """The strategy a label starts with (the label itself when it names none in `known`)."""
     head = label.split(" ", 1)[0]
     return head if head in known else label
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    """Which strategy a lane runs, with which parameters, and optionally its own provider
+    settings (None: the session's) and label (None: made by `lanes.labels.lane_labels`)."""
+
+    strategy: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    provider: ProviderSettings | None = None
+    label: str | None = None
+
+    def identity(self) -> LaneIdentity:
+        p = self.provider
+        model = getattr(p, "model", None) if p is not None else None
+        return LaneIdentity(self.strategy, self.params, model, getattr(p, "kind", None))
+
+
+def labelled(specs: Sequence[LaneSpec]) -> list[LaneSpec]:
+    """The specs with every label filled in (given labels kept); ValueError on a repeat."""
+    made = lane_labels([s.identity() for s in specs])
+    out = [replace(s, label=s.label or made[i]) for i, s in enumerate(specs)]
+    labels = [s.label for s in out]
+    wrong = [s.label for s in out if str(s.label).split(" ", 1)[0] != s.strategy]
+    if wrong:
+        raise ValueError(f"a lane's label starts with its strategy's name; got {wrong}")
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"each lane needs its own label; got {labels}")
+    return out

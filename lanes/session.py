@@ -22,60 +22,24 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from lanes import slots
-from lanes import warmup as warming
-from lanes.labels import LaneIdentity, lane_labels
+from lanes import stack
+from lanes.labels import LaneSpec, labelled
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from lanes.live import LiveRun
-from lanes.sharing import SharedCalls, prefix_key
+from lanes.transport import Call, LaneRoute, Layer, Pacing, ProvidersTransport, Transport
 from memory.maintenance import Upkeep
 from memory.registry import spec as strategy_spec
 from memory.strategies.base import check_user_text
 from memory.tokens import TokenCounter
-from memory.types import ModelFn, Request
+from memory.types import Request
 
 if TYPE_CHECKING:
     from providers.settings import ProviderSettings
 
-
-class Transport(Protocol):
-    """How a session reaches a model: the providers module, or a fake in tests and benches."""
-
-    def stream(
-        self,
-        request: Request,
-        settings: ProviderSettings,
-        on_delta: Callable[[str], None] | None = None,
-    ) -> ReplyLike: ...
-
-    def as_model_fn(self, settings: ProviderSettings) -> ModelFn: ...
-
-
-class ProvidersTransport:
-    """The real thing: the official SDKs behind providers/."""
-
-    def stream(
-        self,
-        request: Request,
-        settings: ProviderSettings,
-        on_delta: Callable[[str], None] | None = None,
-    ) -> ReplyLike:
-        import providers
-
-        return providers.stream(request, settings, on_delta)
-
-    def as_model_fn(self, settings: ProviderSettings) -> ModelFn:
-        import providers
-
-        return providers.as_model_fn(settings)
-
-    def warm(self, request: Request, settings: ProviderSettings) -> ReplyLike:
-        """Have the server read `request` into its prompt cache (lanes/warmup.py asks for one
-        token and drops the reply). Transports without this method are never warmed."""
-        return self.stream(request, settings)
+__all__ = ["LaneSpec", "ProvidersTransport", "Session", "Transport", "UpkeepLimits", "labelled"]
 
 
 @dataclass(frozen=True)
@@ -92,43 +56,11 @@ class UpkeepLimits:
             raise ValueError("upkeep output limits must be at least 1 token")
 
 
-OWNER_WAIT_S = 1.0  # hold_in_shared_slot: how long a lane waits for the lanes before it
-
-
 def _limited(settings: Any, limit: int | None) -> Any:
     """`settings` with `max_tokens=limit` when it has such a field (ProviderSettings does)."""
     if limit is None or not hasattr(settings, "with_") or not hasattr(settings, "max_tokens"):
         return settings
     return settings.with_(max_tokens=limit)
-
-
-@dataclass(frozen=True)
-class LaneSpec:
-    """Which strategy a lane runs, with which parameters, and optionally its own provider
-    settings (None: the session's) and label (None: made by `lanes.labels.lane_labels`)."""
-
-    strategy: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    provider: ProviderSettings | None = None
-    label: str | None = None
-
-    def identity(self) -> LaneIdentity:
-        p = self.provider
-        model = getattr(p, "model", None) if p is not None else None
-        return LaneIdentity(self.strategy, self.params, model, getattr(p, "kind", None))
-
-
-def labelled(specs: Sequence[LaneSpec]) -> list[LaneSpec]:
-    """The specs with every label filled in (given labels kept); ValueError on a repeat."""
-    made = lane_labels([s.identity() for s in specs])
-    out = [replace(s, label=s.label or made[i]) for i, s in enumerate(specs)]
-    labels = [s.label for s in out]
-    wrong = [s.label for s in out if str(s.label).split(" ", 1)[0] != s.strategy]
-    if wrong:
-        raise ValueError(f"a lane's label starts with its strategy's name; got {wrong}")
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"each lane needs its own label; got {labels}")
-    return out
 
 
 class Session:
@@ -155,34 +87,33 @@ class Session:
         self.system_prompt = system_prompt
         self.provider = provider
         self.maintenance = maintenance or provider
-        self.transport: Transport = transport or ProvidersTransport()
         self.counter = TokenCounter.for_model(getattr(provider, "model", None))
         self.upkeep = upkeep  # None: upkeep calls may write as much as a reply
-        # identical requests sent once (lanes/sharing.py); None: every lane sends its own
-        self.sharing: SharedCalls | None = SharedCalls() if share else None
         # label -> the settings that lane calls with (its own, else the session's), and those
-        # its upkeep calls (summaries, extraction) go through; each in its slot, if pinned
-        reply = {str(s.label): s.provider or provider for s in specs}
-        upkeep_via = {str(s.label): s.provider or self.maintenance for s in specs}
-        pins = self._pins(specs, reply, upkeep_via)
+        # its upkeep calls (summaries, extraction) go through
         self.providers: dict[str, ProviderSettings] = {
-            label: slots.pinned(settings, pins[label].reply) for label, settings in reply.items()
+            str(s.label): s.provider or provider for s in specs
         }
         self.upkeep_providers: dict[str, ProviderSettings] = {
-            label: slots.pinned(settings, pins[label].upkeep)
-            for label, settings in upkeep_via.items()
+            str(s.label): s.provider or self.maintenance for s in specs
         }
         # labels of lanes with their own provider
         self.own_providers: set[str] = {str(s.label) for s in specs if s.provider is not None}
-        # lanes whose upkeep goes through the same settings share one pair of callables
-        upkeep_fns: dict[ProviderSettings, Upkeep] = {}
-        for settings in self.upkeep_providers.values():
-            if settings not in upkeep_fns:
-                upkeep_fns[settings] = self._upkeep_fns(settings)
-        self.lanes: dict[str, Lane] = {
-            str(s.label): self._lane(s, self._shared_upkeep(str(s.label), upkeep_fns))
+        routes = [
+            LaneRoute(
+                str(s.label),
+                self.providers[str(s.label)],
+                self.upkeep_providers[str(s.label)],
+                strategy_spec(s.strategy).needs_model,
+            )
             for s in specs
+        ]
+        # the transport stack (lanes/stack.py): the session talks to its top only
+        self.transport: Layer = stack.build(transport or ProvidersTransport(), routes, share=share)
+        self.lanes: dict[str, Lane] = {
+            str(s.label): self._lane(s, self._upkeep_fns(str(s.label))) for s in specs
         }
+        self.transport.attach(self.lanes)
         self.user_turns: list[str] = []
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()  # lanes with a run going on (claimed, not released)
@@ -190,55 +121,30 @@ class Session:
         self._finished_turn = 0
         self._cancelled: dict[int, set[str]] = {}  # turn -> lanes stopped (all: every name)
         self._touched = time.monotonic()
-        self.warmup: warming.Warmup | None = None  # the model reading the lanes' prefixes ahead
-        # label -> the warm-up of that lane's next prefix, started after its latest turn
-        self.lane_warmups: dict[str, warming.Warmup] = {}
-        # label -> (the lane whose slot holds this lane's next prefix, that prefix's key):
-        # set by `hold_in_shared_slot` for a lane that followed a shared call
-        self._homes: dict[str, tuple[str, Any]] = {}
-        # set by a caller that will begin the next turn as soon as this one ends (the page's
-        # demo): the last lane's after-upkeep warm-up would then only race that turn
-        self.next_turn_queued = False
         # called as (session, record) after every lane turn is recorded, from the lane's thread
         self.listeners: list[Callable[[Session, LaneTurn], None]] = []
         # called as (session, turn, user_text) when a user turn begins, before any lane runs it
         self.turn_listeners: list[Callable[[Session, int, str], None]] = []
 
-    def _upkeep_fns(self, settings: ProviderSettings) -> Upkeep:
-        """Summaries and extraction through `settings`, within the session's upkeep limits."""
-        limits = self.upkeep
+    def _upkeep_fns(self, label: str) -> Upkeep:
+        """Lane `label`'s summaries and extraction, through its upkeep settings and the
+        transport stack, within the session's upkeep limits."""
+        settings, limits = self.upkeep_providers[label], self.upkeep
+        summary = _limited(settings, limits.summary if limits else None)
+        extraction = _limited(settings, limits.extraction if limits else None)
         return Upkeep(
-            self.transport.as_model_fn(_limited(settings, limits.summary if limits else None)),
-            self.transport.as_model_fn(_limited(settings, limits.extraction if limits else None)),
+            self.transport.model_fn(summary, label), self.transport.model_fn(extraction, label)
         )
 
-    def _shared_upkeep(self, label: str, fns: Mapping[ProviderSettings, Upkeep]) -> Upkeep:
-        """Lane `label`'s upkeep: its settings' model functions, through the session's shared
-        calls when sharing is on."""
-        settings = self.upkeep_providers[label]
-        upkeep = fns[settings]
-        if self.sharing is None or upkeep.summarize is None or upkeep.extract is None:
-            return upkeep
-        return Upkeep(
-            self.sharing.model_fn(label, settings, upkeep.summarize),
-            self.sharing.model_fn(label, settings, upkeep.extract),
-        )
+    @property
+    def pacing(self) -> Pacing:
+        """How the transport stack paces the model between turns (the page asks it)."""
+        return self.transport.pacing
 
-    def _pins(
-        self,
-        specs: Sequence[LaneSpec],
-        reply: Mapping[str, ProviderSettings],
-        upkeep_via: Mapping[str, ProviderSettings],
-    ) -> dict[str, slots.Pins]:
-        """The embedded-server slots each lane calls in (lanes/slots.py; none elsewhere), from
-        the settings its replies and its upkeep calls go through."""
-        pinnable = {label: warming.wanted(settings) for label, settings in reply.items()}
-        needs = {
-            str(s.label): strategy_spec(s.strategy).needs_model
-            and warming.wanted(upkeep_via[str(s.label)])
-            for s in specs
-        }
-        return slots.plan(list(reply), pinnable, needs, slots.server_slots())
+    @property
+    def sharing(self) -> Any:
+        """The calls shared between lanes now (lanes/sharing.py), None without sharing."""
+        return self.transport.sharing
 
     def _lane(self, spec: LaneSpec, upkeep: Upkeep) -> Lane:
         """A lane for `spec`, making its upkeep calls through `upkeep`.
@@ -268,13 +174,9 @@ class Session:
         """The provider call with the settings of lane `lane` (None: the session's) bound."""
         transport = self.transport
         settings = self.provider if lane is None else self.providers[lane]
-        sharing = self.sharing
 
         def send(request: Request, on_delta: Callable[[str], None] | None) -> ReplyLike:
-            chosen = settings if lane is None else self._slot_for(lane, request)
-            if sharing is not None and lane is not None:
-                return sharing.stream(lane, request, chosen, on_delta, transport.stream)
-            return transport.stream(request, chosen, on_delta)
+            return transport.stream(Call(request, settings, lane), on_delta)
 
         return send
 
@@ -285,6 +187,7 @@ class Session:
             self._touched = time.monotonic()
             self.user_turns.append(user_text)
             turn = len(self.user_turns)
+        self.transport.turn_began(turn)
         for listener in list(self.turn_listeners):
             listener(self, turn, user_text)
         return turn
@@ -298,11 +201,7 @@ class Session:
         on_reply: Callable[[str], None] | None = None,
     ) -> LaneTurn:
         """Run turn `turn` in one lane (the UI calls this from each lane's fragment);
-        `on_reply(text)` runs when the reply is complete, before the lane's upkeep calls.
-        A warm-up still running is waited for: its slots are the ones the lanes' requests want."""
-        if self.warmup is not None:
-            self.warmup.used = True
-            self.warmup.wait()
+        `on_reply(text)` runs when the reply is complete, before the lane's upkeep calls."""
         record = self.lanes[name].run(
             turn,
             self.user_turns[turn - 1],
@@ -311,8 +210,7 @@ class Session:
             cancelled=lambda: self.is_cancelled(name, turn),
             on_reply=on_reply,
         )
-        if record.ok:
-            self._warm_next(name, turn)
+        self.transport.recorded(record)
         self._notify(record)
         return record
 
@@ -349,78 +247,6 @@ class Session:
         threading.Thread(target=run, name=f"lane-{name}-{turn}", daemon=True).start()
         return live
 
-    def _warm_next(self, name: str, turn: int) -> None:
-        """After lane `name` recorded turn `turn` (reply and upkeep done), have the model read
-        its next prefix in the background (lanes/warmup.py `after_upkeep`); never waited for.
-        Skipped when the next turn has begun, and for the turn's last lane when the next turn
-        is queued to begin at once and the lane has no slot of its own (lanes/slots.py): that
-        warm-up would race the next turn for the server's slots. A pinned lane's is read in
-        its own slot while the demo lets warm-ups settle (`settle_warmups`), so every lane's
-        first token of the next turn waits for no re-read (bench_demo: worst 1.5 s against
-        2.1 s without)."""
-        with self._lock:
-            if len(self.user_turns) != turn:
-                return
-            others = any(
-                not lane.turns or lane.turns[-1].turn < turn
-                for label, lane in self.lanes.items()
-                if label != name
-            )
-        if not others and self.next_turn_queued and self.providers[name].slot is None:
-            return
-        warm = warming.after_upkeep(self, name, turn)
-        if warm is not None:
-            self.lane_warmups[name] = warm
-
-    def _slot_for(self, name: str, request: Request) -> ProviderSettings:
-        """Lane `name`'s settings for `request`: those of the lane whose slot holds the
-        request's prefix (`hold_in_shared_slot`), else its own."""
-        own = self.providers[name]
-        home = self._homes.get(name)
-        if home is not None and prefix_key(request, own) == home[1]:
-            return self.providers[home[0]]
-        return own
-
-    def hold_in_shared_slot(self, name: str, turn: int, probe: Request) -> bool:
-        """Whether lane `name`'s next prefix (`probe`, its warm-up request) will be held in
-        another lane's slot. True when lane `name` followed a shared call (lanes/sharing.py)
-        in turn `turn` and a lane before it (session order) that followed the same call has
-        the same next prefix: the first such lane warms its own slot with it, and this
-        lane's next request with that prefix goes there too (`_slot_for`), so its own slot
-        needs no warm-up. At the FinCoach demo's turns 1-3 the lanes that keep every turn
-        follow one call, and so do the two fact lanes: warming each of their slots would read
-        the same text into four slots, and into two, while the extraction calls wait.
-        Called from the lane's warm-up thread; waits at most `OWNER_WAIT_S` in all for the
-        lanes before it to record the turn (they followed the same call, so they end about
-        together; one still busy is passed over)."""
-        self._homes.pop(name, None)
-        record = self.lanes[name].turns[-1] if self.lanes[name].turns else None
-        if record is None or record.turn != turn or not record.ok or not record.shared:
-            return False
-        if getattr(self.providers[name], "slot", None) is None:
-            return False  # unpinned: the server finds the prefix by itself
-        mine = prefix_key(probe, self.providers[name])
-        deadline = time.monotonic() + OWNER_WAIT_S
-        for label, lane in self.lanes.items():
-            if label == name:
-                break
-            if label not in record.shared or getattr(self.providers[label], "slot", None) is None:
-                continue
-            while not (lane.turns and lane.turns[-1].turn >= turn):
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.01)
-            if not (lane.turns and lane.turns[-1].turn == turn and lane.turns[-1].ok):
-                continue
-            theirs = warming.probes(self, [label])
-            if theirs and prefix_key(theirs[0][0], self.providers[label]) == mine:
-                with self._lock:
-                    if len(self.user_turns) != turn:  # the next turn has begun: too late
-                        return False
-                    self._homes[name] = (label, mine)
-                return True
-        return False
-
     def partial_reply(self, name: str, turn: int) -> str:
         """What lane `name`'s run of `turn` had streamed (its live buffer; '' if it ran no such
         run here). For a stopped turn this is shown, never remembered: the record's reply
@@ -428,26 +254,6 @@ class Session:
         with self._lock:
             live = self._live.get(name)
         return live.view().text if live is not None and live.turn == turn else ""
-
-    def settle_warmups(self, timeout: float) -> bool:
-        """Wait at most `timeout` seconds for the after-upkeep warm-ups still reading; True
-        when none is left. The demo calls this before it begins its next turn: the model
-        reads a warm-up still in flight in the same batch as every lane's new prompt, so
-        every lane's first token would wait for it (a lane that ends its upkeep a moment
-        before the last one still warms, and the next turn begins as that warm-up starts)."""
-        deadline = time.monotonic() + timeout
-        for warm in list(self.lane_warmups.values()):
-            if not warm.done.wait(max(0.0, deadline - time.monotonic())):
-                return False
-        return True
-
-    def warm_up(self) -> warming.Warmup | None:
-        """Have the model read every lane's fixed prefix now, in the background, so the next
-        turn reads only what is new (embedded model with the prompt cache only; see
-        lanes/warmup.py). Idempotent; None where warming does not pay."""
-        if self.warmup is None:
-            self.warmup = warming.start(self)
-        return self.warmup
 
     def cancel(self, name: str | None = None) -> int:
         """Stop the latest turn in lane `name`, or in every lane; returns the turn number

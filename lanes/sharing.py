@@ -5,7 +5,7 @@ strategies keep every turn, so their lanes build byte-identical requests: in the
 demo all six lanes send the same request at turn 1, and four of them still do at turn 3.
 Sent six times, the model writes the same answer six times over, and on the embedded model
 six answers at once take about five times as long as one (its tokens per second barely grow
-with the batch). With sharing on (`Session(share=True)`; the main page's "Send identical
+with the batch). With sharing on (`Session(share=True)`, which stacks lanes/shared_transport.py; the main page's "Send identical
 requests once", on by default), the first lane to send a request makes the call and any lane
 that sends the same request while that call runs follows its stream instead:
 
@@ -13,7 +13,7 @@ that sends the same request while that call runs follows its stream instead:
   the lane that sent it) and the lanes it answered, sender first (`LaneTurn.shared`,
   `MaintenanceRecord.shared`); each lane still counts the tokens and cost as its own, since
   that is what its strategy costs alone;
-- "the same request": same settings apart from the server slot, same system text, messages
+- "the same request": same settings, same system text, messages
   and reply shape. Only for settings whose bodies ask for temperature 0
   (`providers.bodies.greedy`); at any other temperature each lane samples its own reply;
 - only while the call runs: a request sent after it ended goes out again (no reply cache,
@@ -46,8 +46,6 @@ def share_key(request: Request, settings: Any) -> Hashable | None:
     settings that cannot be compared)."""
     if not _greedy(settings):
         return None
-    if getattr(settings, "slot", None) is not None and hasattr(settings, "with_"):
-        settings = settings.with_(slot=None)  # where it runs is not what it asks
     schema = json.dumps(request.reply_schema, sort_keys=True) if request.reply_schema else None
     key = (settings, request.system, request.messages, schema)
     try:
@@ -58,10 +56,8 @@ def share_key(request: Request, settings: Any) -> Hashable | None:
 
 
 def prefix_key(request: Request, settings: Any) -> Hashable:
-    """What a request holds before its new message, and where it goes apart from the slot: two
-    requests with equal keys find the same cached prompt in one slot."""
-    if getattr(settings, "slot", None) is not None and hasattr(settings, "with_"):
-        settings = settings.with_(slot=None)
+    """What a request holds before its new message, and where it goes: two requests with
+    equal keys find the same cached prompt in one server slot."""
     return (settings, request.system, request.messages[:-1])
 
 

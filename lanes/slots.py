@@ -1,4 +1,4 @@
-"""Pinning a session's lanes to the embedded server's slots.
+"""The slot plan: which of the embedded server's slots each lane's calls run in.
 
 llama.cpp keeps one cached prompt per slot and, unasked, sends a request to the idle slot
 whose cached prompt it shares most with. Two lanes with identical prefixes (the entity and
@@ -8,7 +8,8 @@ re-reads its whole prefix while every lane's first token waits for it. An upkeep
 (a summary, a fact extraction) can likewise land in a lane's idle slot and push its
 conversation out.
 
-Pinned (`ProviderSettings.slot`, sent as llama.cpp's `id_slot`), each lane's replies and
+Pinned (a call's `slot`, sent as llama.cpp's `id_slot`; lanes/embedded_router.py routes
+each call), each lane's replies and
 warm-ups use a slot of their own, and each lane that makes upkeep calls has a second slot
 for them, so one lane's cache is never another's. A request for a busy slot waits for it
 (the server defers it), which within one lane never happens: its upkeep follows its reply.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from providers import embedded
 
@@ -57,11 +57,6 @@ def plan(
     reply_slot = {label: i for i, label in enumerate(replies)}
     upkeep_slot = {label: len(replies) + i for i, label in enumerate(upkept)}
     return {label: Pins(reply_slot.get(label), upkeep_slot.get(label)) for label in labels}
-
-
-def pinned(settings: Any, slot: int | None) -> Any:
-    """`settings` calling in `slot` (unchanged when `slot` is None)."""
-    return settings if slot is None else settings.with_(slot=slot)
 
 
 def server_slots() -> int:

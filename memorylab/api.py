@@ -300,7 +300,8 @@ def import_transcript(
     `provider` (ProviderSettings) for them; by default no model is called: bodies are built
     as gpt-4o-mini's and upkeep is done by the rule-based stand-ins (costing nothing)."""
     import providers
-    from lanes.session import LaneSpec, ProvidersTransport
+    from lanes.session import LaneSpec
+    from lanes.transport import ProvidersTransport
     from storage.store import Store
 
     if not isinstance(transcript, transcripts.Transcript):

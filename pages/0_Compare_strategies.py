@@ -93,11 +93,11 @@ if message is not None and not session.pending_lanes():
     else:
         st.toast("Empty message ignored: type something first.")
 elif st.session_state.demo_queue and not session.pending_lanes():
-    session.settle_warmups(demo_controls.WARM_SETTLE_S)  # first tokens then wait for nobody
+    demo_controls.settle(session)  # first tokens then wait for nobody
     session.begin_turn(st.session_state.demo_queue.pop(0))
     st.rerun()
-# the demo begins its next turn the moment this one ends: no warm-up for the last lane then
-session.next_turn_queued = bool(st.session_state.demo_queue)
+# the demo begins its next turn the moment this one ends: the stack paces for that
+session.pacing.queue_next(bool(st.session_state.demo_queue))
 
 
 @st.fragment(run_every=1.0)

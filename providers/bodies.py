@@ -155,8 +155,11 @@ def greedy(settings: ProviderSettings) -> bool:
     return not is_reasoning_model(settings)
 
 
-def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
-    """A streaming chat-completions body: the system message first, then the history."""
+def build_openai_body(
+    request: Request, settings: ProviderSettings, slot: int | None = None
+) -> dict[str, Any]:
+    """A streaming chat-completions body: the system message first, then the history;
+    `slot`: the embedded server's slot to run in (a per-call routing option)."""
     messages: list[dict[str, str]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -175,8 +178,8 @@ def build_openai_body(request: Request, settings: ProviderSettings) -> dict[str,
     body["stream_options"] = {"include_usage": True}
     if settings.kind == "embedded" and settings.prompt_cache is not None:
         body["cache_prompt"] = settings.prompt_cache  # llama.cpp's own field
-    if settings.kind == "embedded" and settings.slot is not None:
-        body["id_slot"] = settings.slot  # llama.cpp's own field: the lane's pinned slot
+    if slot is not None:
+        body["id_slot"] = check_slot(settings, slot)  # llama.cpp's own field
     return body
 
 
@@ -244,8 +247,19 @@ def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
         body["messages"][-1] = {"role": last["role"], "content": [block]}
 
 
-def build_body(request: Request, settings: ProviderSettings) -> dict[str, Any]:
-    """The body for this endpoint's API family (the one function every sender uses)."""
+def build_body(
+    request: Request, settings: ProviderSettings, slot: int | None = None
+) -> dict[str, Any]:
+    """The body for this endpoint's API family (the one function every sender uses);
+    `slot`: the embedded server's slot to run in, for that server only."""
     if api_family(settings) == "anthropic":
+        check_slot(settings, slot)
         return build_anthropic_body(request, settings)
-    return build_openai_body(request, settings)
+    return build_openai_body(request, settings, slot)
+
+
+def check_slot(settings: ProviderSettings, slot: int | None) -> int | None:
+    """`slot` if it is a slot number of the embedded server; ValueError otherwise."""
+    if slot is not None and (settings.kind != "embedded" or isinstance(slot, bool) or slot < 0):
+        raise ValueError("slot is a slot number (0 or more) of the embedded server")
+    return slot

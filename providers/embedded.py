@@ -12,7 +12,7 @@ window (prompt plus reply), which is the figure reported to the UI's context gau
 With 10 slots of 2,048 tokens the KV cache takes about 470 MB (23 KB per token, f16; a
 quantised cache was several times slower on this CPU): ten so that the main page's six lanes
 and the upkeep calls of its three lanes that make them each have a slot of their own
-(lanes/slots.py pins them; `bench/bench_embedded.py` prints the process's peak memory).
+(lanes/embedded_router.py pins them; `bench/bench_embedded.py` prints the process's peak memory).
 
 Determinism: llama.cpp's prompt cache is off. With it on, a request whose prefix sits in
 a slot's cache is computed in a different batch shape than a fresh one, and at temperature
@@ -21,8 +21,8 @@ cached). Off, identical requests give identical replies, alone or alongside othe
 the price is that every turn re-reads its whole prompt (~200-250 prompt tokens/s here).
 
 Prompt-cache reuse (requests that ask for `cache_prompt`, the main page's default): a
-request pinned to a slot (`ProviderSettings.slot`, sent as `id_slot`; the main page pins
-each lane, lanes/slots.py) runs there, and one that is not goes to the slot whose cached
+request pinned to a slot (a call's `slot`, sent as `id_slot`; the main page's lanes are
+pinned by lanes/embedded_router.py) runs there, and one that is not goes to the slot whose cached
 prompt it shares most with (llama.cpp's slot similarity), so a lane's next turn finds its
 own conversation there and reads only the new tokens; `cache_reuse` also reuses cached
 chunks of at least that many tokens after a shift (a window that dropped its oldest turn);

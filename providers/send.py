@@ -295,8 +295,15 @@ def _backoff(settings: ProviderSettings, error: ProviderError, attempt: int) -> 
     return min(wait, MAX_BACKOFF_S)
 
 
-def stream(request: Request, settings: ProviderSettings, on_delta: OnDelta | None = None) -> Reply:
-    """Send `request`, calling `on_delta(text)` for each piece of the reply as it arrives.
+def stream(
+    request: Request,
+    settings: ProviderSettings,
+    on_delta: OnDelta | None = None,
+    *,
+    slot: int | None = None,
+) -> Reply:
+    """Send `request`, calling `on_delta(text)` for each piece of the reply as it arrives;
+    `slot`: the embedded server's slot to run in (None: the server picks).
 
     Never raises for provider or network failures: the returned Reply has `error` set
     (and `complete=False`), keeping any partial text. Rate limits and overloaded servers
@@ -304,7 +311,7 @@ def stream(request: Request, settings: ProviderSettings, on_delta: OnDelta | Non
     `settings.retry_backoff` seconds, as long as no text has been streamed yet.
     Timings (`latency_s`, `ttft_s`) run from the call, so they include any retries.
     """
-    body = build_body(request, settings)
+    body = build_body(request, settings, slot)
     started = time.perf_counter()
     url: str | None = None
     attempts = 0
@@ -363,6 +370,7 @@ def as_model_fn(
     *,
     model: str | None = None,
     max_tokens: int | None = None,
+    slot: int | None = None,
 ) -> ModelFn:
     """A memory-core model function over `stream`, optionally with another (cheaper) model.
 
@@ -379,7 +387,7 @@ def as_model_fn(
     target = settings.with_(**changes) if changes else settings
 
     def call(request: Request) -> Completion:
-        reply = stream(request, target)
+        reply = stream(request, target, slot=slot)
         if reply.error is not None:
             raise reply.error
         return Completion(text=reply.text, usage=reply.usage, body=reply.body, model=reply.model)

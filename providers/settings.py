@@ -98,9 +98,6 @@ class ProviderSettings:
     # None leaves the server's own default (off for the embedded server). Anthropic: mark
     # cache breakpoints (cached input is billed at a tenth of the price).
     prompt_cache: bool | None = None
-    # llama.cpp servers: the slot (cached prompt) this call runs in, sent as `id_slot`; None
-    # lets the server pick by prompt similarity. Set per lane by lanes/slots.py.
-    slot: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -115,8 +112,6 @@ class ProviderSettings:
             raise ValueError("timeout must be positive (seconds)")
         if self.max_retries < 0 or self.retry_backoff < 0:
             raise ValueError("max_retries and retry_backoff cannot be negative")
-        if self.slot is not None and (self.kind != "embedded" or self.slot < 0):
-            raise ValueError("slot is a slot number (0 or more) of the embedded server")
         if self.kind == "openai_compatible" and not self.base_url:
             raise ValueError("an OpenAI-compatible endpoint needs a base_url")
         remember_url(self.base_url)  # before the check: its error never shows the password

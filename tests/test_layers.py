@@ -120,16 +120,9 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-# Circles still being taken apart (issue 23); each entry goes when its circle does, and the
-# test fails until it is removed, so none can come back unnoticed.
-KNOWN_CIRCLES: dict[str, list[list[str]]] = {
-    "lanes": [["lanes.session", "lanes.warmup"]],
-}
-
-
 @pytest.mark.parametrize("package", sorted(PROJECT))
 def test_no_import_circle_inside_a_package(package):
-    assert circles(module_imports(package)) == KNOWN_CIRCLES.get(package, [])
+    assert circles(module_imports(package)) == []
 
 
 def test_the_circle_finder_finds_a_lazy_import_circle(tmp_path):

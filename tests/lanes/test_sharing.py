@@ -193,7 +193,6 @@ def test_a_failed_call_fails_every_lane_it_answered_and_the_next_turn_goes_on():
 def test_only_requests_at_temperature_zero_are_shared():
     request = Request("sys", (Message("user", "hi"),), TokenCount(1, 1, "x", False))
     assert share_key(request, SETTINGS) is not None
-    assert share_key(request, SETTINGS.with_(slot=3)) == share_key(request, SETTINGS.with_(slot=1))
     assert share_key(request, SETTINGS.with_(temperature=0.7)) is None
     assert share_key(request, SETTINGS.with_(temperature=None)) is None
     assert share_key(request, SETTINGS.with_(max_tokens=17)) != share_key(request, SETTINGS)
@@ -270,25 +269,33 @@ def test_upkeep_model_functions_pass_their_completion_through_when_alone():
 class SlotGate(Gate):
     """The gated fake with warm-ups, recording the slot of every reply and warm-up."""
 
+    capabilities = frozenset({"warm", "slots"})
+
     def __init__(self, **options) -> None:
         super().__init__(**options)
         self.replies: list[tuple[str | None, int | None]] = []  # (strategy, id_slot)
+        self.slot_of: dict[int, int | None] = {}  # id(request) -> the slot it was sent in
         self.warmed: list[tuple[str | None, int | None]] = []
         self.lock = threading.Lock()
 
-    def stream(self, request, settings, on_delta=None):
+    def stream(self, request, settings, on_delta=None, *, slot=None):
         with self.lock:
-            self.replies.append((request.account.strategy, settings.slot))
+            self.replies.append((request.account.strategy, slot))
+            self.slot_of[id(request)] = slot
         return super().stream(request, settings, on_delta)
 
     def body(self, request, settings):
-        return build_body(request, settings)  # the real body: `id_slot` says where it ran
+        # the real body: `id_slot` says where it ran
+        return build_body(request, settings, self.slot_of.get(id(request)))
 
-    def warm(self, request, settings):
+    def warm(self, request, settings, *, slot=None):
         with self.lock:
             lane = request.account.strategy if request.account is not None else None
-            self.warmed.append((lane, settings.slot))
+            self.warmed.append((lane, slot))
         return FakeTransport.stream(self, request, settings)
+
+    def as_model_fn(self, settings, *, slot=None):
+        return super().as_model_fn(settings)
 
 
 def test_a_lane_that_followed_a_call_is_held_in_the_slot_of_the_first_with_its_prefix(
@@ -307,16 +314,17 @@ def test_a_lane_that_followed_a_call_is_held_in_the_slot_of_the_first_with_its_p
     gate.facts_json = '{"set": {"name": "Chiru"}, "delete": []}'
     lanes = ("full", "window", "entity")
     session = make(gate, lanes, provider=SETTINGS.with_(prompt_cache=True))
-    slot = {name: session.providers[name].slot for name in lanes}
+    router = session.pacing
+    slot = {name: router.pins[name].reply for name in lanes}
     assert len(set(slot.values())) == 3
     gate.open.set()
-    assert session.warm_up().wait(10)
+    assert router.prepare().wait(10)
     gate.open.clear()
     warmed_before = len(gate.warmed)
     first = run_gated(session, gate, fincoach.DEMO_TURNS[0], members=3)
     assert set(first["window"].shared) == set(lanes)
-    assert session.settle_warmups(10)
-    assert session._homes == {"window": ("full", session._homes["window"][1])}
+    assert router.settle(10)
+    assert router._homes == {"window": ("full", router._homes["window"][1])}
     warmed_slots = {s for _, s in gate.warmed[warmed_before:]}
     assert slot["window"] not in warmed_slots  # held in full's slot: not warmed
     assert {slot["full"], slot["entity"]} <= warmed_slots
@@ -342,16 +350,21 @@ def test_a_held_lane_goes_to_its_own_slot_once_its_request_leaves_the_held_prefi
 ):
     from lanes import slots
     from lanes.sharing import prefix_key
+    from lanes.transport import Call
 
     monkeypatch.setattr(slots, "server_slots", lambda: 12)
-    session = make(FakeTransport(), ("full", "window"), provider=SETTINGS.with_(prompt_cache=True))
+    session = make(SlotGate(), ("full", "window"), provider=SETTINGS.with_(prompt_cache=True))
+    router = session.pacing
     held = Request(
         "sys", (Message("user", "a"), Message("user", "new")), TokenCount(1, 1, "x", False)
     )
     other = Request(
         "sys", (Message("user", "b"), Message("user", "new")), TokenCount(1, 1, "x", False)
     )
-    session._homes["window"] = ("full", prefix_key(held, session.providers["window"]))
-    assert session._slot_for("window", held) == session.providers["full"]
-    assert session._slot_for("window", other) == session.providers["window"]
-    assert session._slot_for("full", held) == session.providers["full"]
+    settings = session.providers["window"]
+    router._homes["window"] = ("full", prefix_key(held, settings))
+    full, window = router.pins["full"].reply, router.pins["window"].reply
+    assert full is not None and window is not None and full != window
+    assert router.slot_for(Call(held, settings, "window")) == full
+    assert router.slot_for(Call(other, settings, "window")) == window
+    assert router.slot_for(Call(held, settings, "full")) == full

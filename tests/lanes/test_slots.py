@@ -5,6 +5,7 @@ prompt cache is off or the provider is not the embedded server."""
 from __future__ import annotations
 
 import threading
+from dataclasses import fields
 
 import pytest
 from hypothesis import given
@@ -14,7 +15,7 @@ from lanes import slots
 from lanes import warmup as warming
 from lanes.session import LaneSpec, Session
 from memory.registry import DEFAULT_LANES, REGISTRY, spec
-from providers import build_body, preset
+from providers import ProviderSettings, build_body, preset
 from providers.fake import FakeReply, FakeTransport
 from scenarios import fincoach
 from tests.providers.conftest import make_request
@@ -42,18 +43,17 @@ def test_a_plan_never_gives_two_calls_one_slot_and_pins_what_fits(labels, data, 
     )
 
 
-def test_the_settings_take_a_slot_for_the_embedded_server_only():
+def test_a_slot_is_a_per_call_option_for_the_embedded_server_only():
     embedded = preset("embedded").settings(prompt_cache=True)
-    assert embedded.slot is None
-    pinned = slots.pinned(embedded, 3)
-    assert pinned.slot == 3 and slots.pinned(embedded, None) is embedded
+    assert "slot" not in {f.name for f in fields(ProviderSettings)}  # not a setting: a route
     request = fincoach_request()
-    assert build_body(request, pinned)["id_slot"] == 3
+    assert build_body(request, embedded, 3)["id_slot"] == 3
     assert "id_slot" not in build_body(request, embedded)
+    for settings in (preset("openai").settings("gpt-4o-mini"), preset("anthropic").settings()):
+        with pytest.raises(ValueError, match="slot"):
+            build_body(request, settings, 1)
     with pytest.raises(ValueError, match="slot"):
-        preset("openai").settings("gpt-4o-mini").with_(slot=1)
-    with pytest.raises(ValueError, match="slot"):
-        embedded.with_(slot=-1)
+        build_body(request, embedded, -1)
 
 
 def fincoach_request():
@@ -63,31 +63,33 @@ def fincoach_request():
 class SlotTransport(FakeTransport):
     """The fake provider, with warm-ups, recording the slot every call went out in."""
 
+    capabilities = frozenset({"warm", "slots"})
+
     def __init__(self) -> None:
         super().__init__(chunks=2)
         # (kind, the lane's strategy where the request says, first words, id_slot)
         self.sent: list[tuple[str, str | None, str, int | None]] = []
         self.lock = threading.Lock()
 
-    def record(self, kind, request, settings):
-        body = build_body(request, settings)
+    def record(self, kind, request, settings, slot):
+        body = build_body(request, settings, slot)
         lane = request.account.strategy if request.account is not None else None
         with self.lock:
             self.sent.append((kind, lane, request.system[:24], body.get("id_slot")))
 
-    def stream(self, request, settings, on_delta=None):
-        self.record("reply", request, settings)
+    def stream(self, request, settings, on_delta=None, *, slot=None):
+        self.record("reply", request, settings, slot)
         return super().stream(request, settings, on_delta)
 
-    def warm(self, request, settings):
-        self.record("warm", request, settings)
+    def warm(self, request, settings, *, slot=None):
+        self.record("warm", request, settings, slot)
         return FakeReply("x", None, {})
 
-    def as_model_fn(self, settings):
+    def as_model_fn(self, settings, *, slot=None):
         model = super().as_model_fn(settings)
 
         def call(request):
-            self.record("upkeep", request, settings)
+            self.record("upkeep", request, settings, slot)
             return model(request)
 
         return call
@@ -109,17 +111,18 @@ def test_every_lane_replies_warms_and_does_upkeep_in_slots_of_its_own(monkeypatc
     s = session(transport, monkeypatch=monkeypatch)
     upkept = [name for name in DEFAULT_LANES if spec(name).needs_model]
     assert upkept  # the default lanes include summaries and fact extraction
-    assert [s.providers[n].slot for n in DEFAULT_LANES] == list(range(len(DEFAULT_LANES)))
-    assert [s.upkeep_providers[n].slot for n in upkept] == list(
+    pins = s.pacing.pins  # the embedded router's plan
+    assert [pins[n].reply for n in DEFAULT_LANES] == list(range(len(DEFAULT_LANES)))
+    assert [pins[n].upkeep for n in upkept] == list(
         range(len(DEFAULT_LANES), len(DEFAULT_LANES) + len(upkept))
     )
-    warm = s.warm_up()
+    warm = s.pacing.prepare()
     assert warm is not None and warm.wait(10)
     for text in fincoach.DEMO_TURNS[:4]:
         s.run_turn(text)
-        assert s.settle_warmups(10)
-    reply_slots = {s.providers[n].slot for n in DEFAULT_LANES}
-    upkeep_slots = {s.upkeep_providers[n].slot for n in upkept}
+        assert s.pacing.settle(10)
+    reply_slots = {pins[n].reply for n in DEFAULT_LANES}
+    upkeep_slots = {pins[n].upkeep for n in upkept}
     kinds = {kind for kind, _, _, _ in transport.sent}
     assert kinds == {"reply", "warm", "upkeep"}
     lanes_seen = set()
@@ -127,7 +130,7 @@ def test_every_lane_replies_warms_and_does_upkeep_in_slots_of_its_own(monkeypatc
         assert slot is not None, (kind, system)
         if system.startswith(fincoach.SYSTEM_PROMPT[:24]):  # a lane's prompt: its own slot
             assert kind != "upkeep" and lane is not None, (kind, system)
-            assert slot == s.providers[lane].slot, (kind, lane, slot)
+            assert slot == pins[lane].reply, (kind, lane, slot)
             lanes_seen.add(lane)
         else:  # a summary or an extraction: an upkeep slot, never a lane's reply slot
             assert slot in upkeep_slots and slot not in reply_slots, (kind, system)
@@ -137,10 +140,10 @@ def test_every_lane_replies_warms_and_does_upkeep_in_slots_of_its_own(monkeypatc
 def test_with_too_few_slots_upkeep_is_unpinned_then_nothing_is(monkeypatch):
     lanes = len(DEFAULT_LANES)
     s = session(SlotTransport(), server_slots=lanes, monkeypatch=monkeypatch)
-    assert [s.providers[n].slot for n in DEFAULT_LANES] == list(range(lanes))
-    assert all(p.slot is None for p in s.upkeep_providers.values())
+    assert [s.pacing.pins[n].reply for n in DEFAULT_LANES] == list(range(lanes))
+    assert all(p.upkeep is None for p in s.pacing.pins.values())
     s = session(SlotTransport(), server_slots=lanes - 1, monkeypatch=monkeypatch)
-    assert all(p.slot is None for p in [*s.providers.values(), *s.upkeep_providers.values()])
+    assert all(p == slots.Pins() for p in s.pacing.pins.values())
 
 
 def test_without_the_prompt_cache_no_call_is_pinned(monkeypatch):

@@ -1,5 +1,6 @@
-"""Warming the embedded model before a turn (lanes/warmup.py): one probe per lane with the
-lane's own prefix, never a lane turn, joined by the next session, waited for by the lanes."""
+"""Warming the embedded model before a turn (lanes/warmup.py, driven by the embedded router of
+lanes/embedded_router.py): one probe per lane with the lane's own prefix, never a lane turn,
+joined by the next session, and never waited for by a lane."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ class Settings:
     base_url: str | None = None
     max_tokens: int = 80
     prompt_cache: bool | None = True
-    slot: int | None = None
 
     def with_(self, **changes):
         return replace(self, **changes)
 
 
 class WarmingTransport(FakeTransport):
-    """The fake provider, with the real transport's `warm` capability (records its probes)."""
+    """The fake provider, declaring the real transport's capabilities (records its probes)."""
+
+    capabilities = frozenset({"warm", "slots"})
 
     def __init__(self, gate: threading.Event | None = None, fail: bool = False) -> None:
         super().__init__(chunks=2)
@@ -40,7 +42,13 @@ class WarmingTransport(FakeTransport):
         self.warmed: list[tuple[dict, int]] = []
         self.lock = threading.Lock()
 
-    def warm(self, request, settings):
+    def stream(self, request, settings, on_delta=None, *, slot=None):
+        return super().stream(request, settings, on_delta)
+
+    def as_model_fn(self, settings, *, slot=None):
+        return super().as_model_fn(settings)
+
+    def warm(self, request, settings, *, slot=None):
         if self.gate is not None:
             assert self.gate.wait(10)
         if self.fail:
@@ -53,6 +61,11 @@ class WarmingTransport(FakeTransport):
 @pytest.fixture(autouse=True)
 def _no_leftover_warmup(monkeypatch):
     monkeypatch.setattr(warmup, "_latest", None)  # each test starts with no warm-up kept
+
+
+def lane_warmups(session: Session) -> dict:
+    """The after-upkeep warm-ups of the session's router ({} where no router is stacked)."""
+    return getattr(session.pacing, "lane_warmups", {})
 
 
 def make(transport, settings=Settings(), lanes=DEFAULT_LANES, prompt=fincoach.SYSTEM_PROMPT):
@@ -70,9 +83,9 @@ def test_every_lane_gets_a_one_token_probe_with_its_real_prefix_and_nothing_is_r
     seen = []
     session.listeners.append(lambda s, record: seen.append(record))
     before = {name: lane.memory_state() for name, lane in session.lanes.items()}
-    warm = session.warm_up()
+    warm = session.pacing.prepare()
     assert warm is not None and warm.wait(10)
-    assert session.warm_up() is warm  # idempotent: one warm-up per session
+    assert session.pacing.prepare() is warm  # idempotent: one warm-up per session
     fact_lanes = [n for n, lane in session.lanes.items() if lane.spec.cls.uses_facts]
     assert fact_lanes  # entity and hybrid: their extraction instructions are warmed too
     assert len(transport.warmed) == len(session.lanes) + len(fact_lanes)
@@ -103,7 +116,7 @@ def test_every_lane_gets_a_one_token_probe_with_its_real_prefix_and_nothing_is_r
 def test_no_warm_up_where_it_would_cost_or_not_help(settings):
     transport = WarmingTransport()
     session = make(transport, settings)
-    assert session.warm_up() is None
+    assert session.pacing.prepare() is None
     session.run_turn("Hello there")
     assert transport.warmed == []
 
@@ -111,51 +124,67 @@ def test_no_warm_up_where_it_would_cost_or_not_help(settings):
 def test_a_transport_without_warm_is_never_warmed():
     transport = FakeTransport()
     session = make(transport)
-    assert session.warm_up() is None
+    assert session.pacing.prepare() is None
     session.run_turn("Hello there")
     assert len(transport.calls) == len(session.lanes)  # only the lanes' own requests
 
 
-def test_lanes_wait_for_a_running_warm_up_before_sending():
-    gate = threading.Event()
+def test_a_lane_never_waits_for_a_warm_up_that_hangs():
+    gate = threading.Event()  # every warm-up call hangs until the gate opens
     transport = WarmingTransport(gate=gate)
-    session = make(transport, lanes=["full"])
-    session.warm_up()
-    done = threading.Event()
-    worker = threading.Thread(target=lambda: (session.run_turn("Hi"), done.set()))
+    session = make(transport, lanes=["full", "entity"])
+    warm = session.pacing.prepare()
+    assert warm is not None and not warm.done.is_set()
+    records: dict = {}
+    worker = threading.Thread(target=lambda: records.update(session.run_turn("Hi")))
     worker.start()
-    assert not done.wait(0.3)
-    assert transport.calls == []  # the lane holds its request until its slot is warm
+    worker.join(10)  # a bound, not a timing claim: a lane that waited would hang on the gate
+    stuck = worker.is_alive()
     gate.set()
-    worker.join(10)
-    assert done.is_set() and len(transport.calls) == 1
-    wait_lane_warmups(session)  # then, after its turn, the lane's next prefix (one more)
-    assert [tokens for _, tokens in transport.warmed] == [1, 1]
+    assert not stuck, "turn 1 waited for a warm-up"
+    assert all(r.ok for r in records.values()) and len(transport.calls) == 2
+    assert warm.wait(10)
+    wait_lane_warmups(session)
+
+
+def test_settling_a_hanging_warm_up_is_bounded_and_a_raising_one_settles():
+    gate = threading.Event()
+    session = make(WarmingTransport(gate=gate), lanes=["full"])
+    session.run_turn("Hi")
+    assert not session.pacing.settle(0.2)  # hangs: the bound holds, nothing raises
+    gate.set()
+    assert session.pacing.settle(10)
+    failing = make(WarmingTransport(fail=True), lanes=["full"])
+    failing.run_turn("Hi")
+    assert failing.pacing.settle(10)  # a warm-up that raised has ended
+    assert all(w.stats.failed == w.stats.calls for w in lane_warmups(failing).values())
+    records = failing.run_turn("Again")
+    assert all(r.ok for r in records.values())
 
 
 def test_the_next_session_with_the_same_prefixes_joins_an_unused_warm_up():
     transport = WarmingTransport()
     first = make(transport)
-    warm = first.warm_up()
+    warm = first.pacing.prepare()
     assert warm is not None and warm.wait(10)
     second = make(transport)  # the page's Play button: a new session, same lanes and prompt
-    assert second.warm_up() is warm
+    assert second.pacing.prepare() is warm
     calls = len(transport.warmed)
     second.run_turn("Hi")  # uses it
     wait_lane_warmups(second)
-    after = sum(w.stats.calls for w in second.lane_warmups.values())  # its next prefixes
+    after = sum(w.stats.calls for w in lane_warmups(second).values())  # its next prefixes
     third = make(transport)
-    fresh = third.warm_up()
+    fresh = third.pacing.prepare()
     assert fresh is not None and fresh is not warm and fresh.wait(10)
     assert len(transport.warmed) == 2 * calls + after
     other = make(transport, prompt="You are a pirate.")  # other prefixes: its own warm-up
-    assert other.warm_up() is not fresh
+    assert other.pacing.prepare() is not fresh
 
 
 def test_a_failing_warm_up_fails_nothing():
     transport = WarmingTransport(fail=True)
     session = make(transport)
-    warm = session.warm_up()
+    warm = session.pacing.prepare()
     assert warm is not None and warm.wait(10)
     assert warm.stats.failed == warm.stats.calls > 0 and warm.stats.tokens_read == 0
     records = session.run_turn("Hi")
@@ -167,7 +196,7 @@ def test_a_conversation_under_way_warms_each_lane_with_its_memory():
     session = make(transport, lanes=["full", "window"])
     session.run_turn(fincoach.DEMO_TURNS[0])
     wait_lane_warmups(session)
-    warm = session.warm_up()
+    warm = session.pacing.prepare()
     assert warm is not None and warm.wait(10)
     for body, _ in transport.warmed:
         roles = [m["role"] for m in body["messages"]]
@@ -193,7 +222,7 @@ def test_on_the_embedded_model_turn_one_reads_only_the_new_message_after_a_warm_
             provider=settings,
         )
         if warm:
-            warmed = session.warm_up()
+            warmed = session.pacing.prepare()
             assert warmed is not None and warmed.wait(300)
             assert warmed.stats.failed == 0 and warmed.stats.tokens_read > 100 * len(lanes)
         records = session.run_turn(fincoach.DEMO_TURNS[0]).values()
@@ -201,7 +230,7 @@ def test_on_the_embedded_model_turn_one_reads_only_the_new_message_after_a_warm_
         # each lane's after-turn warm-up reads into the lane's pinned slot, the same slots the
         # next session's lanes get: let them end, or one may land after that session's warm-up
         # and take its slot (seen in CI: one lane of three re-read 212 tokens)
-        assert session.settle_warmups(300)
+        assert session.pacing.settle(300)
         return [(r.billed_input or 0, r.cached_input or 0) for r in records]
 
     cold, warmed = first_turn(False), first_turn(True)
@@ -214,7 +243,7 @@ def test_on_the_embedded_model_turn_one_reads_only_the_new_message_after_a_warm_
 
 
 def wait_lane_warmups(session: Session) -> None:
-    for warm in list(session.lane_warmups.values()):
+    for warm in list(lane_warmups(session).values()):
         assert warm.wait(10)
 
 
@@ -223,7 +252,7 @@ def test_after_a_turn_each_lane_warms_exactly_the_prefix_its_next_turn_sends():
     session = make(transport)
     session.run_turn(fincoach.DEMO_TURNS[0])
     wait_lane_warmups(session)
-    assert set(session.lane_warmups) == set(session.lanes)  # every lane, none waited for
+    assert set(lane_warmups(session)) == set(session.lanes)  # every lane, none waited for
     fact_lanes = [n for n, lane in session.lanes.items() if lane.spec.cls.uses_facts]
     assert len(transport.warmed) == len(session.lanes) + len(fact_lanes)
     assert {tokens for _, tokens in transport.warmed} == {1}
@@ -268,7 +297,7 @@ def test_no_after_upkeep_warm_up_off_the_embedded_model_with_its_cache(settings)
     session = make(transport, settings)
     session.run_turn(fincoach.DEMO_TURNS[0])
     session.run_turn(fincoach.DEMO_TURNS[1])
-    assert session.lane_warmups == {} and transport.warmed == []
+    assert lane_warmups(session) == {} and transport.warmed == []
 
 
 def test_a_lane_never_waits_for_its_after_upkeep_warm_up():
@@ -276,8 +305,8 @@ def test_a_lane_never_waits_for_its_after_upkeep_warm_up():
     transport = WarmingTransport(gate=gate)
     session = make(transport, lanes=["full", "entity"])
     session.run_turn(fincoach.DEMO_TURNS[0])
-    assert len(session.lane_warmups) == 2
-    assert all(not w.done.is_set() for w in session.lane_warmups.values())
+    assert len(lane_warmups(session)) == 2
+    assert all(not w.done.is_set() for w in lane_warmups(session).values())
     records: dict = {}
     worker = threading.Thread(
         target=lambda: records.update(session.run_turn(fincoach.DEMO_TURNS[1]))
@@ -297,7 +326,7 @@ def test_a_warm_up_not_yet_sent_when_the_next_turn_begins_is_skipped():
     session.run_turn(fincoach.DEMO_TURNS[0])
     wait_lane_warmups(session)
     sent = len(transport.warmed)
-    late = warmup.after_upkeep(session, "entity", turn=0)  # turn 1 has begun since turn 0
+    late = session.pacing.after_upkeep("entity", turn=0)  # turn 1 has begun since turn 0
     assert late is not None and late.wait(10)
     assert late.stats.skipped == late.stats.calls == 2 and len(transport.warmed) == sent
 
@@ -306,27 +335,27 @@ def test_an_unpinned_last_lane_is_not_warmed_when_the_next_turn_is_queued(monkey
     monkeypatch.setenv("MEMORY_LAB_EMBEDDED_PIN", "0")  # the server picks every call's slot
     transport = WarmingTransport()
     session = make(transport)
-    assert all(s.slot is None for s in session.providers.values())
-    session.next_turn_queued = True  # the demo: the next turn begins when this one ends
+    assert all(p.reply is None for p in session.pacing.pins.values())
+    session.pacing.queue_next(True)  # the demo: the next turn begins when this one ends
     session.run_turn(fincoach.DEMO_TURNS[0], parallel=False)  # lanes finish in order
     wait_lane_warmups(session)
     *first, last = session.lanes
-    assert sorted(session.lane_warmups) == sorted(first)
-    session.next_turn_queued = False  # a person types the next message: the last lane too
+    assert sorted(lane_warmups(session)) == sorted(first)
+    session.pacing.queue_next(False)  # a person types the next message: the last lane too
     session.run_turn(fincoach.DEMO_TURNS[1], parallel=False)
     wait_lane_warmups(session)
-    assert last in session.lane_warmups
+    assert last in lane_warmups(session)
 
 
 def test_a_pinned_last_lane_is_warmed_even_when_the_next_turn_is_queued():
     transport = WarmingTransport()
     session = make(transport)
-    assert sorted(s.slot for s in session.providers.values()) == list(range(len(DEFAULT_LANES)))
-    session.next_turn_queued = True
+    assert sorted(p.reply for p in session.pacing.pins.values()) == list(range(len(DEFAULT_LANES)))
+    session.pacing.queue_next(True)
     session.run_turn(fincoach.DEMO_TURNS[0], parallel=False)  # lanes finish in order
     wait_lane_warmups(session)
-    assert sorted(session.lane_warmups) == sorted(session.lanes)  # the last one too
-    assert session.settle_warmups(10)
+    assert sorted(lane_warmups(session)) == sorted(session.lanes)  # the last one too
+    assert session.pacing.settle(10)
 
 
 def test_a_failed_or_cancelled_turn_warms_nothing():
@@ -338,7 +367,7 @@ def test_a_failed_or_cancelled_turn_warms_nothing():
     transport.fail_when = None
     session.cancel()
     session.run_lane("full", session.turn)  # stopped before sending
-    assert session.lane_warmups == {} and transport.warmed == []
+    assert lane_warmups(session) == {} and transport.warmed == []
 
 
 @pytest.mark.embedded
@@ -361,12 +390,12 @@ def test_on_the_embedded_model_a_turn_after_a_summary_fold_reads_only_the_new_me
             provider=settings,
             maintenance=settings.with_(max_tokens=48),  # a summary long enough to tell
         )
-        session.next_turn_queued = not warm
+        session.pacing.queue_next(not warm)
         [first] = session.run_turn(fincoach.DEMO_TURNS[0]).values()
         assert first.ok and first.account.summary is None, first.error
         assert session.lanes["summary"].strategy.summary  # the fold changed the next prefix
         wait_lane_warmups(session)
-        assert bool(session.lane_warmups) == warm
+        assert bool(lane_warmups(session)) == warm
         [second] = session.run_turn(fincoach.DEMO_TURNS[1]).values()
         assert second.ok and second.account.summary, second.error
         return (second.billed_input or 0) - (second.cached_input or 0)
@@ -380,11 +409,11 @@ def test_settling_waits_for_warm_ups_still_reading_and_no_longer_than_asked():
     gate = threading.Event()  # every warm-up call hangs until the gate opens
     transport = WarmingTransport(gate=gate)
     session = make(transport, lanes=["full", "entity"])
-    assert session.settle_warmups(0.0)  # nothing warming yet
+    assert session.pacing.settle(0.0)  # nothing warming yet
     session.run_turn(fincoach.DEMO_TURNS[0])
-    assert len(session.lane_warmups) == 2
-    assert not session.settle_warmups(0.2)  # still reading: the bound holds
-    assert not any(w.done.is_set() for w in session.lane_warmups.values())
+    assert len(lane_warmups(session)) == 2
+    assert not session.pacing.settle(0.2)  # still reading: the bound holds
+    assert not any(w.done.is_set() for w in lane_warmups(session).values())
     threading.Timer(0.2, gate.set).start()
-    assert session.settle_warmups(30)  # returns once every warm-up came back
-    assert all(w.done.is_set() for w in session.lane_warmups.values())
+    assert session.pacing.settle(30)  # returns once every warm-up came back
+    assert all(w.done.is_set() for w in lane_warmups(session).values())

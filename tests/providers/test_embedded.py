@@ -143,18 +143,18 @@ def test_prompt_cache_is_asked_for_in_the_body_and_used(embedded_server):
 
 
 def test_a_pinned_request_runs_in_its_slot_and_finds_only_what_that_slot_read(embedded_server):
-    """`ProviderSettings.slot` goes out as llama.cpp's `id_slot`: a prompt another slot holds
-    is read in full in the pinned one (unpinned, the server would send it where it is held),
-    which is what keeps two lanes with identical prefixes in two slots (lanes/slots.py)."""
+    """A call's `slot` goes out as llama.cpp's `id_slot`: a prompt another slot holds is read
+    in full in the pinned one (unpinned, the server would send it where it is held), which is
+    what keeps two lanes with identical prefixes in two slots (lanes/embedded_router.py)."""
     request = make_request(
         ("user", "My name is Chiru."), system=f"You are FinCoach ({uuid.uuid4().hex})."
     )
     base = settings(max_tokens=4, prompt_cache=True)
     mine, other = embedded_server.slots - 1, embedded_server.slots - 2
-    first = stream(request, base.with_(slot=mine))
+    first = stream(request, base, slot=mine)
     unpinned = stream(request, base)  # the server's own pick: the slot holding the prompt
-    elsewhere = stream(request, base.with_(slot=other))
-    again = stream(request, base.with_(slot=mine))
+    elsewhere = stream(request, base, slot=other)
+    again = stream(request, base, slot=mine)
     assert all(r.ok for r in (first, unpinned, elsewhere, again))
     assert first.body["id_slot"] == mine and "id_slot" not in unpinned.body
     cached = [r.usage.details.get("cached_tokens", 0) for r in (first, unpinned, elsewhere, again)]

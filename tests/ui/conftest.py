@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lanes import session as session_module
+from lanes import stack
 from providers.fake import FakeTransport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,5 +37,5 @@ def fake_transport(monkeypatch) -> FakeTransport:
     makes the overlap certain instead."""
     transport = FakeTransport(chunks=3)
     monkeypatch.setattr(session_module, "ProvidersTransport", lambda: transport)
-    monkeypatch.setattr(session_module, "SharedCalls", lambda: None)
+    monkeypatch.setattr(stack, "SharingLayer", lambda inner: inner)  # no sharing layer
     return transport

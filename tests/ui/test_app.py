@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
@@ -138,20 +139,46 @@ def test_the_fincoach_demo_plays_five_turns(fake_transport):
 
 
 def test_the_demo_lets_warm_ups_settle_before_each_of_its_turns(fake_transport, monkeypatch):
+    from lanes import transport
     from lanes.session import Session
 
-    settled: list[tuple[int, float]] = []  # (turns begun so far, the bound asked for)
+    events: list[tuple[str, float]] = []  # ("settle", the bound asked) / ("begin", turn)
+    begin = Session.begin_turn
+    monkeypatch.setattr(
+        type(transport.NO_PACING),
+        "settle",
+        lambda self, timeout: events.append(("settle", timeout)) or True,
+    )
     monkeypatch.setattr(
         Session,
-        "settle_warmups",
-        lambda self, timeout: settled.append((self.turn, timeout)) or True,
+        "begin_turn",
+        lambda self, text: events.append(("begin", self.turn + 1)) or begin(self, text),
     )
     at = play_demo(run_app())
-    assert [turn for turn, _ in settled] == [0, 1, 2, 3, 4]  # before every queued turn
-    assert {bound for _, bound in settled} == {demo_controls.WARM_SETTLE_S}
-    settled.clear()
+    bound = demo_controls.WARM_SETTLE_S
+    assert events == [e for turn in range(1, 6) for e in (("settle", bound), ("begin", turn))]
+    events.clear()
     send(at, "And now?")  # a typed message: a person, not the demo, is waiting
-    assert settled == [] and at.session_state["session"].turn == 6
+    assert events == [("begin", 6)] and at.session_state["session"].turn == 6
+
+
+def test_the_pages_set_no_session_attribute():
+    """The pages ask the session (and its transport stack's pacing) through methods; setting
+    an attribute of it from a page is how pacing leaked into the turn contract before."""
+    import ast
+
+    pages = [Path(APP), *sorted((Path(APP).parent / "pages").glob("*.py"))]
+    found = []
+    for path in pages:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                owner = target.value if isinstance(target, ast.Attribute) else None
+                if isinstance(owner, ast.Name) and owner.id in {"session", "demo", "live"}:
+                    found.append(f"{path.name}:{node.lineno} {ast.unparse(target)}")
+    assert found == []
 
 
 def test_a_missing_key_is_a_clear_error_in_every_lane(monkeypatch):

@@ -136,10 +136,11 @@ def test_the_page_warms_the_model_on_load_says_so_and_the_demo_uses_that_warm_up
     monkeypatch.setattr(warmup, "_latest", None)
     at = run_app()  # the default provider: the embedded model with its prompt cache
     session = at.session_state["session"]
-    assert session.warmup is not None and not session.warmup.done.is_set()
+    warm = session.pacing.warmup
+    assert warm is not None and not warm.done.is_set()
     assert any("Warming the model" in c.value for c in at.caption)
     gate.set()
-    assert session.warmup.wait(10)
+    assert warm.wait(10)
     at.run()
     assert not any("Warming the model" in c.value for c in at.caption)
     warmed = len(transport.warmed)
@@ -147,13 +148,13 @@ def test_the_page_warms_the_model_on_load_says_so_and_the_demo_uses_that_warm_up
     [play] = [b for b in at.button if "FinCoach demo" in b.label]
     play.click().run()
     demo = at.session_state["session"]
-    assert demo is not session and demo.warmup is session.warmup  # joined, not warmed again
+    assert demo is not session and demo.pacing.warmup is warm  # joined, not warmed again
     first = [
         w for w in transport.warmed[:warmed] if w[0]["messages"][0]["content"] != EXTRACTION_SYSTEM
     ]
     assert len(first) == len(session.lanes)
     # no turn-1 prefix was read again; later warm-ups (after each lane's upkeep, see
-    # lanes/warmup.py after_upkeep) hold the conversation so far
+    # lanes/embedded_router.py after_upkeep) hold the conversation so far
     assert all(transport.warmed.count(w) == transport.warmed[:warmed].count(w) for w in first)
     assert len(transport.warmed) > warmed
 
