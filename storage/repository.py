@@ -32,7 +32,7 @@ from lanes.lane import LaneTurn
 from lanes.session import Session, Transport
 from providers.redaction import env_key_values, secrets_of
 from storage.carried import adopt
-from storage.codec import read_export
+from storage.codec import decode_turn, read_export
 from storage.compositions import Compositions
 from storage.database import BUSY_TIMEOUT, Database
 from storage.errors import SessionNotFound
@@ -192,7 +192,8 @@ class Store:
             data = json.loads(lane_row.record)
             data["body"] = json.loads(lane_row.body) if lane_row.body is not None else None
             if lane_row.lane in records:
-                records[lane_row.lane].append(LaneTurn.from_dict(data))
+                held = records[lane_row.lane]
+                held.append(decode_turn(data, f"lanes.{lane_row.lane}.turns[{len(held)}]"))
         texts = {r.turn: r.user_text for r in user_rows}
         from_lanes = {r.turn: r.user for rs in records.values() for r in rs}
         last = max([info.turns, *texts, *from_lanes], default=0)

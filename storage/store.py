@@ -16,7 +16,7 @@ The package is a one-way chain (each module imports only those above it in this 
 
 from __future__ import annotations
 
-from storage.codec import decode_export, loads, read_export
+from storage.codec import decode_export, loads, read_export, register_part
 from storage.database import DEFAULT_PATH, ENV_URL, default_url, normalise_url
 from storage.errors import SessionFormatError, SessionNotFound, StoreError
 from storage.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -71,4 +71,5 @@ __all__ = [
     "loads",
     "normalise_url",
     "read_export",
+    "register_part",
 ]

@@ -13,7 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import pydantic
+
+from engines.survival.facts import SurvivalConfigError
 from engines.survival.verdicts import LEAK_FLAG, STALE
+from storage.store import SessionFormatError, register_part
 
 LIST_FIELDS = ("answers", "found_in", "kept_turns", "summarised_turns", "stale_answers")
 
@@ -151,7 +155,7 @@ class SurvivalResult:
     def strategies(self) -> list[str]:
         seen: dict[str, None] = {}
         for s in self.config.get("strategies", []):
-            seen[s["label"]] = None
+            seen[s.get("label") or s["name"]] = None
         for r in self.rows:
             seen.setdefault(r.strategy, None)
         return list(seen)
@@ -213,6 +217,8 @@ class SurvivalResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SurvivalResult:
+        """A result `as_dict` wrote; SurvivalConfigError names a field of the wrong type."""
+        check_saved(data)
         return cls(
             config=dict(data.get("config") or {}),
             rows=[ProbeRow.from_dict(r) for r in data.get("rows") or []],
@@ -225,6 +231,54 @@ class SurvivalResult:
             notes=list(data.get("notes") or []),
             model=data.get("model"),
         )
+
+
+_ROWS = pydantic.TypeAdapter(list[ProbeRow])
+_TOP: dict[str, type | tuple[type, ...]] = {
+    "mode": str,
+    "maintenance": str,
+    "model": (str, type(None)),
+    "cancelled": bool,
+    "provider_calls": int,
+    "maintenance_calls": int,
+    "elapsed_s": (int, float),
+    "notes": list,
+    "rows": list,
+}
+
+
+def check_saved(data: Any, path: str = "survival") -> None:
+    """A saved result, checked before anything reads it: its config as a run would load it,
+    its labels, its top fields' types and every row strictly against ProbeRow.
+    SurvivalConfigError names the field by its path."""
+    from engines.survival.config import SurvivalConfig  # config.py builds on this module
+
+    if not isinstance(data, Mapping):
+        raise SurvivalConfigError(f"{path} must be an object, not {type(data).__name__}")
+    config = data.get("config") or {}
+    try:
+        SurvivalConfig.from_dict(config)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SurvivalConfigError(f"{path}.config: {exc}") from None
+    for i, choice in enumerate(config.get("strategies") or ()):
+        if not isinstance(choice.get("label", ""), str):
+            raise SurvivalConfigError(f"{path}.config.strategies[{i}].label must be text")
+    for key, kind in _TOP.items():
+        value = data.get(key)
+        if value is not None and (
+            isinstance(value, bool) and kind is not bool or not isinstance(value, kind)
+        ):
+            raise SurvivalConfigError(f"{path}.{key} has the wrong type ({type(value).__name__})")
+    if not all(isinstance(n, str) for n in data.get("notes") or ()):
+        raise SurvivalConfigError(f"{path}.notes must be a list of text")
+    try:
+        _ROWS.validate_json(json.dumps(data.get("rows") or [], allow_nan=False), strict=True)
+    except ValueError as exc:  # pydantic's ValidationError is one
+        if not isinstance(exc, pydantic.ValidationError):
+            raise SurvivalConfigError(f"{path}.rows: {exc}") from None
+        error = exc.errors(include_url=False)[0]
+        where = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in error["loc"])
+        raise SurvivalConfigError(f"{path}.rows{where}: {error['msg']}") from None
 
 
 CSV_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(ProbeRow))
@@ -246,3 +300,13 @@ def rows_to_csv(rows: Sequence[ProbeRow]) -> str:
 
 def _sort_key(order: Mapping[str, int], facts: Mapping[str, int]) -> Callable[[ProbeRow], Any]:
     return lambda r: (order.get(r.strategy, 99), r.probe_turn, facts.get(r.fact, 99))
+
+
+def _session_part(data: Any, path: str) -> None:
+    try:
+        check_saved(data, path)
+    except SurvivalConfigError as exc:
+        raise SessionFormatError(str(exc)) from None
+
+
+register_part("survival", _session_part)  # a session export's survival part, on import

@@ -46,7 +46,7 @@ def check_user_text(text: object) -> str:
         raise InvalidMessage(f"a message must be text, got {type(text).__name__}")
     if not text.strip():
         raise InvalidMessage("the message is empty: type something before sending")
-    bad = _UNSENDABLE.search(text)
+    bad = UNSENDABLE.search(text)
     if bad:  # no database (and no UTF-8 wire format) can hold these: say so before sending
         what = "a NUL character" if bad.group() == "\x00" else "a broken character (lone surrogate)"
         raise InvalidMessage(
@@ -56,7 +56,7 @@ def check_user_text(text: object) -> str:
     return text
 
 
-_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class History:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cli import main as cli_main
+from engines.survival import SurvivalConfig, run_survival
 from present import export
 from providers.redaction import REDACTED, mask
 from providers.settings import ProviderChoice
@@ -251,9 +252,9 @@ def test_a_typed_key_echoed_into_a_survival_run_never_reaches_the_store_or_an_ex
     store = Store(f"sqlite:///{path}")
     store.track(session)
     session.run_turn(f"my key is {TYPED_SECRET}, keep it")
-    store.attach_survival(
-        session.id, {"rows": [{"reply": f"Your key is {TYPED_SECRET}."}], "model": "x"}
-    )
+    survival = run_survival(SurvivalConfig(probe_turns=(2,)).validate()).as_dict()
+    survival["rows"][0]["reply"] = f"Your key is {TYPED_SECRET}."
+    store.attach_survival(session.id, survival)
     saved = store.load(session.id)
     outputs = {"database": database_text(path)}
     exports = [f for name, f in vars(export).items() if name.startswith("to_") and callable(f)]

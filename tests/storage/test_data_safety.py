@@ -196,7 +196,7 @@ def _export_id(db: str) -> str:
         ({"memory_lab_session": 99}, "newer"),
         ({"memory_lab_session": "1"}, "not a version"),
         ({"lanes": {"full": "nope"}}, "must be an object"),
-        ({"lanes": {"full": {"turns": [{"turn": "one"}]}}}, "lane 'full'"),
+        ({"lanes": {"full": {"turns": [{"turn": "one"}]}}}, r"lanes\.full\."),
     ],
 )
 def test_malformed_exports_say_what_is_wrong_and_change_nothing(db, change, message):
