@@ -37,7 +37,7 @@ from cli.conventions import (
     take_strategy_files,
     with_missing_framework,
 )
-from providers.redaction import mask
+from providers.redaction import mask, mask_logs
 
 __all__ = [
     "COMMANDS",
@@ -139,6 +139,7 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (see EXIT_CODES_HELP)."""
+    mask_logs()  # a log line any library writes is masked like the command's own output
     with masked_output():
         return _main(argv)
 

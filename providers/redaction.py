@@ -16,14 +16,17 @@ The secrets policy of the whole run lives here too: every secret the process lea
 key, a key variable's value, the password of a base URL or of the database URL) is told to
 `remember` / `remember_url` where it enters, and `redact` and `mask` always mask those as well
 as the ones passed in. Every writer (the stores, the exports, the CLI's files) and every
-printer (the CLI's stdout and stderr, error messages) goes through `redact` or `mask`.
+printer (the CLI's stdout and stderr, error messages) goes through `redact` or `mask`, and
+`mask_logs` puts every log record of the process (any logger, any handler) through it too.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
+import traceback
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -183,3 +186,44 @@ def _rough_clean(url: str) -> str:
     head = scheme.group() if scheme else ""
     rest = url[len(head) :].rpartition("@")[2]
     return head + rest.partition("?")[0]
+
+
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:)[^\s/@]+@")
+
+
+def mask_log_text(text: str) -> str:
+    """A log line as it may be written: `mask`ed, and a URL's password masked even when the
+    run never learned it (a library logging a URL it was given)."""
+    text = mask(text)
+    return _USERINFO.sub(rf"\1{REDACTED}@", text) if "@" in text else text
+
+
+def mask_logs() -> None:
+    """Have every log record this process makes, by any logger (httpx, the SDKs, streamlit,
+    this app's), masked when it is made, so no handler (one a library or a user installs,
+    pytest's) can write a secret. Idempotent; the app and the CLI call it when they start."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "masks_secrets", False):
+        return
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        return _masked(previous(*args, **kwargs))
+
+    factory.masks_secrets = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+def _masked(record: logging.LogRecord) -> logging.LogRecord:
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 (a malformed call: logging reports it when it formats)
+        return record
+    masked = mask_log_text(message)
+    if masked != message:
+        record.msg, record.args = masked, ()
+    if record.exc_info and record.exc_info[0] is not None:
+        record.exc_text = mask_log_text("".join(traceback.format_exception(*record.exc_info)))
+        record.exc_text = record.exc_text.rstrip("\n")
+    if record.stack_info:
+        record.stack_info = mask_log_text(record.stack_info)
+    return record

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from providers.redaction import mask_logs
 from ui import strategy_sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +44,7 @@ def pages() -> list[st.Page]:
 
 def run() -> None:
     """Draw the navigation and run the chosen page."""
+    mask_logs()  # every log line of the server process, any library's, masked
     st.navigation(pages()).run()
 
 
@@ -56,6 +58,7 @@ def page_config(title: str, icon: str) -> None:
     as `st.navigation` does and reruns: app.py runs, and its navigation opens this same page
     by its URL path. Nothing is lost: it is the session's first run. (AppTest turns the old
     list back on before every run and names pages by hash: its runs are left as they are.)"""
+    mask_logs()
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
