@@ -14,7 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from cli.conventions import EXIT_OK, HelpFormatter, UsageError, in_range
+from cli.conventions import EXIT_OK, HelpFormatter, UsageError, host_address, in_range
 
 HOME = Path(__file__).resolve().parent.parent
 PORTS = (1, 65535)
@@ -111,7 +111,9 @@ def add_arguments(a: argparse.ArgumentParser) -> None:
     )
     a.formatter_class = HelpFormatter
     a.add_argument("--port", type=port_number, help="port (default: $PORT, else 8501)")
-    a.add_argument("--address", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    a.add_argument(
+        "--address", default="127.0.0.1", type=host_address, help="address to listen on (127.0.0.1)"
+    )
     a.add_argument(
         "--print-command", action="store_true", help="print the Streamlit command and stop"
     )

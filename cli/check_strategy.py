@@ -17,6 +17,7 @@ from cli.conventions import (
     HelpFormatter,
     UsageError,
     check_outputs,
+    comma_list,
     write_output,
 )
 
@@ -43,7 +44,7 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument(
         "strategy", metavar="PATH.py:NAME|NAME", help="a strategy file or a registered name"
     )
-    c.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+    c.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", type=comma_list,
                    help="a parameter of a registered strategy, repeatable")  # fmt: skip
     c.add_argument(
         "--examples", type=int, default=100, help="conversations tried per contract (100)"

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -29,7 +31,9 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
+from providers.catalog import PRESETS
 from providers.redaction import mask
+from providers.settings import check_base_url
 from scenarios import filler as filler_mod
 from scenarios.filler import TranscriptError
 
@@ -65,12 +69,54 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(lines)
 
 
+MAX_NUMBER = 2**53  # no count, seed or time limit of this CLI is larger
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with this command's exit code for bad usage (2) and a one-line reason."""
+    """argparse with this command's exit code for bad usage (2) and a one-line reason, and
+    one rule for every option's value, whoever adds the option: not empty or blank (unless
+    the option says what empty means, `empty_means`), and a number finite, 0 or more and at
+    most MAX_NUMBER. argparse names the option in the message."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        for action in self._actions:
+            _check_values(action)
+        return super().parse_known_args(args, namespace)
+
+
+def empty_means(action: argparse.Action, meaning: str) -> argparse.Action:
+    """Let `action`'s option take an empty value, which means `meaning` (its help says so)."""
+    action.empty_means = meaning  # type: ignore[attr-defined]
+    return action
+
+
+def _check_values(action: argparse.Action) -> None:
+    """Wrap `action`'s type in the Parser's value rule (once)."""
+    if not action.option_strings or action.nargs == 0 or getattr(action, "values_checked", False):
+        return
+    convert = action.type
+
+    def parse(text: str) -> Any:
+        if not text.strip() and text != action.default and not getattr(action, "empty_means", 0):
+            raise argparse.ArgumentTypeError(f"a value is needed, got {text!r}")
+        value = convert(text) if callable(convert) else text
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and not (math.isfinite(value) and 0 <= value <= MAX_NUMBER)
+        ):
+            raise argparse.ArgumentTypeError(
+                f"expected a number from 0 to {MAX_NUMBER}, got {text!r}"
+            )
+        return value
+
+    parse.__name__ = getattr(convert, "__name__", "str")  # argparse's "invalid int value"
+    action.type = parse
+    action.values_checked = True  # type: ignore[attr-defined]
 
 
 class Subcommands(Protocol):
@@ -102,6 +148,49 @@ def at_least(low: int) -> Callable[[str], int]:
 
 
 positive = at_least(1)
+
+
+def base_url(text: str) -> str:
+    """An argparse type: a base URL as every entry accepts it (http(s) with a host)."""
+    try:
+        check_base_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def preset_name(text: str) -> str:
+    """An argparse type: a provider preset of the catalog."""
+    if text not in PRESETS:
+        raise argparse.ArgumentTypeError(
+            f"unknown provider {text!r}; choose one of {', '.join(PRESETS)}"
+        )
+    return text
+
+
+def variable_name(text: str) -> str:
+    """An argparse type: the name of an environment variable (letters, digits, _)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an environment variable's name")
+    return text
+
+
+def host_address(text: str) -> str:
+    """An argparse type: an address to listen on (a host name, an IPv4 or IPv6 address)."""
+    if not re.fullmatch(r"[A-Za-z0-9.\-]+|\[?[0-9A-Fa-f:.]+\]?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host name or an IP address")
+    return text
+
+
+def comma_list(text: str) -> str:
+    """An argparse type: comma-separated names, none of them empty ("a,b", not "a,,b")."""
+    if any(not part.strip() for part in text.split(",")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty item: give names separated by commas"
+        )
+    return text
+
+
 non_negative = at_least(0)
 
 
@@ -146,12 +235,13 @@ def strategies(
 
 
 def _split_strategies(value: str) -> list[str]:
-    """'full;window:k=3' or 'full' -> parts ('full,window' also works when no params)."""
-    if ";" in value:
-        return [v for v in value.split(";") if v.strip()]
-    if ":" not in value and "," in value:
-        return [v for v in value.split(",") if v.strip()]
-    return [value]
+    """'full;window:k=3' or 'full' -> parts ('full,window' also works when no params);
+    UsageError naming --strategy for an empty part ('full;;window', ',,,')."""
+    sep = ";" if ";" in value else "," if ":" not in value and "," in value else None
+    parts = value.split(sep) if sep else [value]
+    if any(not p.strip() for p in parts):
+        raise UsageError(f"--strategy {value!r} has an empty name: give names like full,window")
+    return parts
 
 
 # --- input files -------------------------------------------------------------------------

@@ -19,7 +19,10 @@ from cli.conventions import (
     HelpFormatter,
     UsageError,
     add_transcript_arguments,
+    base_url,
     check_outputs,
+    empty_means,
+    preset_name,
     read_transcript_arg,
     strategies,
     write_json,
@@ -56,14 +59,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--strategy", action="append", metavar="NAME[:k=v,...]",
                    help=f"a strategy, repeatable (default: full). Names: {', '.join(REGISTRY)}")  # fmt: skip
-    p.add_argument("--system", metavar="TEXT", help="the system prompt (default: the transcript's, "
-                   "else FinCoach's)")  # fmt: skip
+    empty_means(p.add_argument("--system", metavar="TEXT", help="the system prompt (default: the "
+                               "transcript's, else FinCoach's; \"\" for none)"), "none")  # fmt: skip
     p.add_argument("--reply-tokens", type=int, default=80,
                    help="length of the filler for a turn with no recorded reply (80)")  # fmt: skip
     p.add_argument("--turn", type=int, metavar="N", help="print turn N's requests in full")
-    p.add_argument("--provider", help="a provider for upkeep calls (default: rule-based stand-ins)")
+    p.add_argument(
+        "--provider",
+        type=preset_name,
+        help="a provider for upkeep calls (default: rule-based stand-ins)",
+    )
     p.add_argument("--model", help="with --provider: the model")
-    p.add_argument("--base-url", help="with --provider: an OpenAI-compatible endpoint")
+    p.add_argument(
+        "--base-url", type=base_url, help="with --provider: an OpenAI-compatible endpoint"
+    )
 
 
 def request_data(request: Request) -> dict[str, Any]:

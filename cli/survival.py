@@ -32,9 +32,12 @@ from cli.conventions import (
     Interrupts,
     UsageError,
     add_transcript_arguments,
+    base_url,
     check_outputs,
+    empty_means,
     load_transcript,
     positive,
+    preset_name,
     print_json,
     read_text_arg,
     read_transcript_arg,
@@ -104,7 +107,8 @@ def add_grid_arguments(s: argparse.ArgumentParser, *, strategy_help: str) -> Non
         "engines/survival/facts.py: key, text, probe, answer, turn, speaker, updates",
     )
     s.add_argument("--plant-turn", type=int, help="plant every fact at this turn (default 1)")
-    s.add_argument("--system", metavar="TEXT", help="the system prompt (default: FinCoach's)")
+    empty_means(s.add_argument("--system", metavar="TEXT",
+                               help="the system prompt (default: FinCoach's; \"\" for none)"), "none")  # fmt: skip
     s.add_argument("--system-file", metavar="FILE", help="read the system prompt from a file")
     s.add_argument(
         "--filler",
@@ -347,10 +351,10 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
         action="store_true",
         help="no model at all: payload verdict only, upkeep by rule-based stand-ins",
     )
-    s.add_argument("--provider", default="embedded", help="embedded (default), openai, anthropic, "
+    s.add_argument("--provider", default="embedded", type=preset_name, help="embedded (default), openai, anthropic, "
                    "or an OpenAI-compatible preset")  # fmt: skip
     s.add_argument("--model", help="model name (default: the provider's default)")
-    s.add_argument("--base-url", help="endpoint URL for OpenAI-compatible servers")
+    s.add_argument("--base-url", type=base_url, help="endpoint URL for OpenAI-compatible servers")
     s.add_argument("--max-tokens", type=positive, default=96, help="reply length cap (96)")
     s.add_argument("--temperature", type=float, default=0.0, help="0 (reproducible) by default")
     s.add_argument(

@@ -34,8 +34,11 @@ from cli.conventions import (
     EXIT_USAGE,
     Subcommands,
     UsageError,
+    base_url,
     check_outputs,
+    comma_list,
     read_text_arg,
+    variable_name,
     write_output,
 )
 from cli.survival import survival_table
@@ -374,9 +377,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _typed_endpoint(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--base-url", help="the endpoint the sweep was sent to, typed again (a "
+    p.add_argument("--base-url", type=base_url, help="the endpoint the sweep was sent to, typed again (a "
                    "saved sweep never chooses where requests go)")  # fmt: skip
-    p.add_argument("--key-env", help="environment variable holding the key")
+    p.add_argument("--key-env", type=variable_name, help="environment variable holding the key")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -395,7 +398,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="model name (default: the provider's first); repeat it (or use "
                        "--models) for one sweep whose rows are labelled by model; "
                        "PRESET:MODEL names another provider")  # fmt: skip
-        p.add_argument("--models", action="append", metavar="A,B", help="models, comma-separated")
+        p.add_argument(
+            "--models",
+            action="append",
+            metavar="A,B",
+            type=comma_list,
+            help="models, comma-separated",
+        )
         p.add_argument("--recall", action="store_true",
                        help="the long-recall benchmark instead of fact survival: each question "
                        "of a long conversation at its point, per strategy setting")  # fmt: skip
@@ -403,8 +412,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="with --recall: a conversation + questions file (default: generated)")  # fmt: skip
         p.add_argument("--seed", type=int, default=0, help="with --recall: the generated world (0)")
         p.add_argument("--sessions", type=int, default=24, help="with --recall: sessions (24)")
-        p.add_argument("--base-url", help="another endpoint speaking the same API")
-        p.add_argument("--key-env", help="environment variable holding the key")
+        p.add_argument("--base-url", type=base_url, help="another endpoint speaking the same API")
+        p.add_argument("--key-env", type=variable_name, help="environment variable holding the key")
         p.add_argument("--max-tokens", type=int, default=96, help="reply length cap (96)")
         p.add_argument(
             "--probe-turns", default="2,5,10,20,50", help="survival: turns N (2,5,10,20,50)"
