@@ -306,7 +306,7 @@ with saved_tab:
 
         if st.session_state.sessions_open in by_id:
             st.divider()
-            payloads = st.toggle("Show payloads", key="sessions_payloads")
+            payloads = st.toggle("Show payloads", key=navigation.MODES["payloads"][1])
             try:
                 saved = store.load(st.session_state.sessions_open, bodies=payloads)
             except SessionNotFound:

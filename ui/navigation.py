@@ -28,6 +28,14 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/7_Composer.py", "Composer", "Composer"),
 )
 
+# The modes a page can be in besides its plain view: mode -> (its page, the session-state key
+# that switches it on). Every page is drawn in every mode by the hostile-text walk
+# (tests/ui/test_untrusted_text.py): a new mode registered here is walked too.
+MODES: dict[str, tuple[str, str]] = {
+    "presentation": (MAIN_PAGE, "presentation"),
+    "payloads": ("pages/3_Sessions.py", "sessions_payloads"),
+}
+
 
 def listed() -> list[tuple[str, str, str]]:
     """The entries of PAGES whose files exist, in order."""

@@ -20,11 +20,11 @@ from lanes.lane import LaneTurn
 from lanes.session import Session
 from present.lanes import LANE_LEGEND, comparison_figure, cumulative_figure, lane_figure
 from storage.store import INTERRUPTED
-from ui import anatomy_view, persistence
+from ui import anatomy_view, navigation, persistence
 from ui.app_state import AppConfig
 from ui.safe import html_text, md, plain
 
-KEY = "presentation"
+KEY = navigation.MODES["presentation"][1]
 CHART_HEIGHT = 560
 LANE_CHART_HEIGHT = 400
 LANES_PER_ROW = 3

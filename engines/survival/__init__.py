@@ -3,8 +3,9 @@ about other things, probe at turn N, and give a payload and a recall verdict per
 
 facts.py (facts and their file format), config.py (a run's settings, the plan sentence and
 the script), verdicts.py (current / both / stale / missing), results.py (rows, results,
-CSV/JSON), runner.py (lanes over the script), run.py (estimate and run a grid), suggest.py
-(facts an imported conversation states, probed in place). Import from here.
+CSV/JSON), saved.py (an export's survival part, checked on import), runner.py (lanes over
+the script), run.py (estimate and run a grid), suggest.py (facts an imported conversation
+states, probed in place). Import from here.
 """
 
 from engines.survival.config import (
@@ -38,6 +39,7 @@ from engines.survival.results import (
 )
 from engines.survival.run import STAND_IN_NOTE, estimate, run_survival
 from engines.survival.runner import Cancelled
+from engines.survival.saved import check_part
 from engines.survival.suggest import (
     Suggestion,
     conversation_config,
@@ -66,6 +68,7 @@ from engines.survival.verdicts import (
 )
 
 __all__ = [
+    "check_part",
     "BOTH",
     "CSV_COLUMNS",
     "CURRENT",

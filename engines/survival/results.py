@@ -17,7 +17,6 @@ import pydantic
 
 from engines.survival.facts import SurvivalConfigError
 from engines.survival.verdicts import LEAK_FLAG, STALE
-from storage.store import SessionFormatError, register_part
 
 LIST_FIELDS = ("answers", "found_in", "kept_turns", "summarised_turns", "stale_answers")
 
@@ -235,6 +234,7 @@ class SurvivalResult:
 
 _ROWS = pydantic.TypeAdapter(list[ProbeRow])
 _TOP: dict[str, type | tuple[type, ...]] = {
+    "config": dict,
     "mode": str,
     "maintenance": str,
     "model": (str, type(None)),
@@ -248,21 +248,11 @@ _TOP: dict[str, type | tuple[type, ...]] = {
 
 
 def check_saved(data: Any, path: str = "survival") -> None:
-    """A saved result, checked before anything reads it: its config as a run would load it,
-    its labels, its top fields' types and every row strictly against ProbeRow.
+    """A saved result's own fields checked before anything reads them: the top fields' types
+    and every row strictly against ProbeRow (its config: engines/survival/saved.py).
     SurvivalConfigError names the field by its path."""
-    from engines.survival.config import SurvivalConfig  # config.py builds on this module
-
     if not isinstance(data, Mapping):
         raise SurvivalConfigError(f"{path} must be an object, not {type(data).__name__}")
-    config = data.get("config") or {}
-    try:
-        SurvivalConfig.from_dict(config)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise SurvivalConfigError(f"{path}.config: {exc}") from None
-    for i, choice in enumerate(config.get("strategies") or ()):
-        if not isinstance(choice.get("label", ""), str):
-            raise SurvivalConfigError(f"{path}.config.strategies[{i}].label must be text")
     for key, kind in _TOP.items():
         value = data.get(key)
         if value is not None and (
@@ -300,13 +290,3 @@ def rows_to_csv(rows: Sequence[ProbeRow]) -> str:
 
 def _sort_key(order: Mapping[str, int], facts: Mapping[str, int]) -> Callable[[ProbeRow], Any]:
     return lambda r: (order.get(r.strategy, 99), r.probe_turn, facts.get(r.fact, 99))
-
-
-def _session_part(data: Any, path: str) -> None:
-    try:
-        check_saved(data, path)
-    except SurvivalConfigError as exc:
-        raise SessionFormatError(str(exc)) from None
-
-
-register_part("survival", _session_part)  # a session export's survival part, on import

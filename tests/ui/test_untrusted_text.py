@@ -177,6 +177,30 @@ def test_every_page_draws_the_hostile_session_as_text(planted, page):
     assert hostile.BEACON in shown or page not in ("pages/3_Sessions.py", navigation.MAIN_PAGE)
 
 
+@pytest.mark.parametrize("mode", sorted(navigation.MODES))
+def test_every_mode_draws_the_hostile_session_as_text_at_every_step(planted, mode):
+    """Each registered mode, switched on over the hostile session continued on the main
+    page, drawn at every step it offers (a "Next" button: presentation's turns)."""
+    page, key = navigation.MODES[mode]
+    at = hostile_app(planted)
+    at.switch_page("pages/3_Sessions.py").run()
+    next(b for b in at.button if b.label == "Continue on the main page").click().run()
+    at.session_state[key] = True
+    at.switch_page(page).run()
+    steps = 0
+    while True:
+        assert not at.exception, at.exception
+        assert drawn_markup(at) == [], f"{mode}, step {steps}"
+        nxt = next((b for b in at.button if b.label.startswith("Next") and not b.disabled), None)
+        if nxt is None or steps >= 20:
+            break
+        nxt.click().run()
+        steps += 1
+    assert at.session_state[key] is True  # the walk stayed in the mode
+    if mode == "presentation":
+        assert steps >= 2, "presentation mode should step through the hostile session's turns"
+
+
 def test_presentation_mode_draws_the_hostile_session_as_text(planted):
     session_id = planted
     at = hostile_app(session_id)
