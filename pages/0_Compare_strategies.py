@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lanes.session import Session
+from memory.strategies.base import MAX_MESSAGE_CHARS
 from present.lanes import comparison_figure, cumulative_figure
 from scenarios import fincoach
 from ui import anatomy_view, demo_controls, lane_view, navigation, presentation
@@ -84,7 +85,11 @@ with st.container():
         st.session_state.notice = None
 
 # ---- start the next turn: a typed message, or the demo's next line ----------------------
-message = st.chat_input("Message every lane at once…", disabled=bool(session.pending_lanes()))
+message = st.chat_input(
+    "Message every lane at once…",
+    disabled=bool(session.pending_lanes()),
+    max_chars=MAX_MESSAGE_CHARS,
+)
 if message is not None and not session.pending_lanes():
     if message.strip():
         session.begin_turn(message)

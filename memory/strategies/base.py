@@ -46,6 +46,11 @@ def check_user_text(text: object) -> str:
         raise InvalidMessage(f"a message must be text, got {type(text).__name__}")
     if not text.strip():
         raise InvalidMessage("the message is empty: type something before sending")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise InvalidMessage(
+            f"the message is {len(text):,} characters long; at most {MAX_MESSAGE_CHARS:,} can be "
+            "sent (about 25,000 tokens): shorten it or send it in parts"
+        )
     bad = UNSENDABLE.search(text)
     if bad:  # no database (and no UTF-8 wire format) can hold these: say so before sending
         what = "a NUL character" if bad.group() == "\x00" else "a broken character (lone surrogate)"
@@ -57,6 +62,9 @@ def check_user_text(text: object) -> str:
 
 
 UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+# one message's length at most, typed or imported: every lane resends it on every later turn,
+# so one huge paste multiplies through the whole session's payloads, database and exports
+MAX_MESSAGE_CHARS = 100_000
 
 
 class History:

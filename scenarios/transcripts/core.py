@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.strategies.base import MAX_MESSAGE_CHARS
+
 MAX_TURNS = 5000
 MAX_CHARS = 20_000_000  # one conversation's text (a whole file may be larger: it streams)
 TITLES: dict[str, str] = {  # format name -> title; registry.py adds every registered format
@@ -290,6 +292,12 @@ def build(
                 turns[-1][2] = _add_usage(turns[-1][2], item.usage)
     if not turns:
         raise TranscriptError("no user message found", line=1 if fmt == "text" else None)
+    longest = max(range(len(turns)), key=lambda i: max(len(turns[i][0]), len(turns[i][1] or "")))
+    if max(len(turns[longest][0]), len(turns[longest][1] or "")) > MAX_MESSAGE_CHARS:
+        raise TranscriptError(
+            f"turn {longest + 1} has a message over {MAX_MESSAGE_CHARS:,} characters, the most "
+            "one message may hold: shorten it or split the conversation"
+        )
     if len(turns) > MAX_TURNS:
         raise TranscriptError(
             f"{len(turns):,} turns: at most {MAX_TURNS:,} can be replayed (split the conversation)"

@@ -80,3 +80,13 @@ def test_unknown_roles_are_refused():
         Message("system", "hi")
     with pytest.raises(InvalidMessage, match="must be a string"):
         Message("user", 3)
+
+
+def test_a_message_longer_than_the_limit_is_refused_with_its_length(counter):
+    from memory.strategies.base import MAX_MESSAGE_CHARS
+
+    s = create("full", "sys", counter=counter)
+    s.prepare("x" * MAX_MESSAGE_CHARS)  # the limit itself is sendable
+    with pytest.raises(InvalidMessage, match=r"1,000,000 characters long; at most 100,000"):
+        s.prepare("x" * 1_000_000)
+    assert len(s.history) == 0

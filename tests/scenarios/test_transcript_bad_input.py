@@ -228,3 +228,11 @@ def test_a_json_file_that_is_not_json():
     fails('{"hello": 1}', ["line 1", "its keys: hello"])
     fails("[]", "empty list")
     fails('{"a": 1}\n{"b": 2}\n', ["line 1", "none of the formats read"])
+
+
+def test_an_imported_message_over_the_limit_names_its_turn():
+    from memory.strategies.base import MAX_MESSAGE_CHARS
+
+    huge = "y" * (MAX_MESSAGE_CHARS + 1)
+    fails(f"User: hi\nAssistant: hello\nUser: {huge}\n", ["turn 2", "100,000 characters"])
+    assert parse(f"User: {'y' * MAX_MESSAGE_CHARS}\n").turns  # the limit itself imports

@@ -225,3 +225,10 @@ def test_lanes_that_shared_one_call_say_so_in_their_payload(monkeypatch):
     assert len(notes) == len(DEFAULT_LANES)
     assert all(all(name in note for name in DEFAULT_LANES) for note in notes)
     assert [b for b in payloads(at) if "model" in b] == gate.calls * len(DEFAULT_LANES)
+
+
+def test_the_chat_box_holds_at_most_one_sendable_message(fake_transport):
+    from memory.strategies.base import MAX_MESSAGE_CHARS
+
+    at = run_app()
+    assert at.chat_input[0].proto.max_chars == MAX_MESSAGE_CHARS
