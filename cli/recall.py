@@ -1,13 +1,16 @@
-"""`memory-lab recall --dataset locomo|longmemeval|memorylab FILE`: the standard long-memory
+"""`memory-lab recall PATH`: the standard long-memory
 benchmarks, natively and with no model: which strategy settings keep the evidence turns
 each question needs, with the benchmarks' own metrics beside the lab's (engines/benchmarks.py).
 
-May touch: the dataset file (read only), the `--json` file, stdout and stderr.
+PATH is a file, LoCoMo's release zip or the folder it unpacks to; its form is told from its
+shape unless `--dataset` says. May touch: the dataset files (read only), the `--json` file,
+stdout and stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from cli.conventions import (
@@ -26,9 +29,11 @@ from engines.benchmarks import DEFAULT_SETTINGS, BenchReport, run_benchmark, tab
 from engines.recall import Setting
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
-from scenarios.benchmarks import DATASETS, BenchmarkFormatError, detect, load
+from scenarios.benchmarks import DATASETS, BenchmarkFormatError, load_path
 
 EXAMPLES = """examples:
+  memory-lab recall locomo10.zip                    LoCoMo's release, as downloaded
+  memory-lab recall locomo10/                       ... the folder it unpacks to, or one file
   memory-lab recall --dataset locomo locomo10.json
   memory-lab recall --dataset longmemeval longmemeval_s.json --strategy retrieval:top_k=10
   memory-lab recall --dataset locomo locomo10.json --strategy full --strategy window:k=20 --json
@@ -48,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = HelpFormatter
     add_transcript_arguments(
         p,
-        file_help="the dataset file (JSON)",
+        file_help="the dataset: a JSON file, LoCoMo's zip or its folder",
         json_help="print (or write to FILE) the rows as JSON",
         picks=False,
     )
@@ -89,11 +94,12 @@ def report_data(report: BenchReport) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     check_outputs(args)
-    data = source_path(args.file).read_bytes()
+    path = Path(args.file)
+    if not path.is_dir():
+        source_path(args.file)  # a clear message for a missing file
     try:
-        name = detect(data) if args.dataset == "auto" else args.dataset
-        dataset = load(name, data)
-    except (BenchmarkFormatError, ValueError) as exc:
+        dataset = load_path(path, args.dataset)
+    except (BenchmarkFormatError, ValueError, OSError) as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     if args.limit is not None:
         if args.limit < 1:
@@ -120,4 +126,8 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(report.unresolved[:10]))  # fmt: skip
     for note in report.notes[:10]:
         print(f"note: {note}")
+    if report.skipped:
+        print(f"skipped {len(report.skipped)} file(s):")
+        for reason in report.skipped[:20]:
+            print(f"  {reason}")
     return EXIT_OK

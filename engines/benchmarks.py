@@ -92,6 +92,7 @@ class BenchReport:
     rows: tuple[BenchRow, ...]
     unresolved: tuple[str, ...]
     notes: tuple[str, ...]
+    skipped: tuple[str, ...] = ()  # files of a zip or folder left out, each with its reason
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +103,7 @@ class BenchReport:
             "rows": [r.as_dict() for r in self.rows],
             "unresolved_evidence": list(self.unresolved),
             "notes": list(self.notes),
+            "skipped": list(self.skipped),
         }
 
 
@@ -253,7 +255,7 @@ def run_benchmark(
     )
     notes = tuple(f"{c.id}: {n}" for c in dataset.conversations for n in c.notes)
     return BenchReport(dataset.name, len(dataset.conversations), dataset.questions, tuple(rows),
-                       unresolved, notes)  # fmt: skip
+                       unresolved, notes, dataset.skipped)  # fmt: skip
 
 
 def table_rows(report: BenchReport) -> list[dict[str, Any]]:

@@ -85,7 +85,9 @@ def benchmark_file() -> None:
     with st.expander("Benchmark formats"):
         st.markdown(BENCH_HELP)
     c1, c2 = st.columns([3, 1])
-    upload = c1.file_uploader("Benchmark file (JSON)", type=["json"], key="bench-upload")
+    upload = c1.file_uploader(
+        "Benchmark file (JSON, or LoCoMo's release zip)", type=["json", "zip"], key="bench-upload"
+    )
     fmt = c2.selectbox(
         "Format", list(BENCH_FORMATS), format_func=BENCH_FORMATS.__getitem__, key="bench-format"
     )
@@ -155,6 +157,8 @@ def benchmark_file() -> None:
         )
     for note in report_data["notes"][:10]:
         st.caption(md("Note: {}", note))
+    for reason in report_data.get("skipped", [])[:20]:
+        st.caption(md("Skipped {}", reason))
     st.download_button(
         "Download the table (CSV)",
         pd.DataFrame(result["rows"]).to_csv(index=False),

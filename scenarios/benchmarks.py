@@ -2,9 +2,14 @@
 lab's own long-conversation format, scenarios/longmem.py), as conversations of numbered turns
 whose questions point at the turns holding their evidence.
 
-* **LoCoMo** (a list of, or one, ``{sample_id, conversation: {speaker_a, speaker_b,
-  session_N: [{speaker, dia_id, text}], session_N_date_time}, qa: [{question, answer,
-  category, evidence: ["D1:3", ...]}]}``): speaker A is the user, speaker B the assistant;
+* **LoCoMo**, in each form it is shipped: the release's zip of per-conversation files, the
+  folder it unpacks to, one such file (the conversation's keys at the top, beside ``qa``;
+  named by its file name), and the combined list of ``{sample_id, conversation: {speaker_a,
+  speaker_b, session_N: [{speaker, dia_id, text, blip_caption?}], session_N_date_time},
+  qa: [{question, answer, category, evidence: ["D1:3", ...]}]}``. A file of the zip or
+  folder that cannot be used is skipped with its reason. Speaker A is the user, B the
+  assistant; a shared image's caption joins its line's text as LoCoMo's evaluation words
+  it (``… and shared <caption>``);
   consecutive lines of one speaker are joined into one message (noted) and each turn keeps
   the ``dia_id``s it holds, so evidence maps onto turns. A turn that opens with speaker B
   gets the user text ``[no message from A]``. Categories are named as LoCoMo's evaluation
@@ -18,14 +23,18 @@ whose questions point at the turns holding their evidence.
   and the sessions in ``answer_session_ids``. Questions whose id ends ``_abs`` (abstention)
   are reported apart.
 
-May import: scenarios/ and memory/ only (data and text, no model, no network).
+May import: scenarios/ and memory/ only (data and text, no model, no network); reads the
+files and folders it is given.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memory.jsontext import parse_json
@@ -86,6 +95,7 @@ class Dataset:
 
     name: str  # locomo, longmemeval, memorylab
     conversations: tuple[BenchConversation, ...]
+    skipped: tuple[str, ...] = ()  # files (or conversations) left out, each with its reason
 
     @property
     def questions(self) -> int:
@@ -101,14 +111,21 @@ def _text(value: Any) -> str:
 # ---- LoCoMo ------------------------------------------------------------------------------
 
 
-def _locomo_sample(data: Any, number: int) -> BenchConversation:
+def _is_bare_locomo(data: Any) -> bool:
+    """A conversation as the release's zip holds it: the sessions at the top, beside `qa`."""
+    return isinstance(data, Mapping) and "speaker_a" in data and "conversation" not in data
+
+
+def _locomo_sample(data: Any, number: int, name: str = "") -> BenchConversation:
     if not isinstance(data, Mapping):
         raise BenchmarkFormatError(f"sample {number}: must be an object, not {type(data).__name__}")
-    sample = _text(data.get("sample_id")) or f"sample {number}"
+    sample = _text(data.get("sample_id")) or name or f"sample {number}"
     where = f"sample {sample!r}"
-    conv = data.get("conversation")
+    conv = data if _is_bare_locomo(data) else data.get("conversation")
     if not isinstance(conv, Mapping):
         raise BenchmarkFormatError(f"{where}: 'conversation' must be an object")
+    if _is_bare_locomo(data) and "qa" not in data:
+        raise BenchmarkFormatError(f"{where}: 'qa' is missing (the conversation's questions)")
     a, b = conv.get("speaker_a"), conv.get("speaker_b")
     if not isinstance(a, str) or not isinstance(b, str):
         raise BenchmarkFormatError(f"{where}: 'speaker_a' and 'speaker_b' must be names")
@@ -131,8 +148,9 @@ def _locomo_sample(data: Any, number: int) -> BenchConversation:
                 raise BenchmarkFormatError(f"{lw}: a line must be an object")
             speaker = line.get("speaker")
             text = _text(line.get("text"))
-            if isinstance(line.get("blip_caption"), str):  # an image shared in the chat
-                text = (text + f"\n[image: {line['blip_caption']}]").strip()
+            if isinstance(line.get("blip_caption"), str):  # an image shared in the chat:
+                # worded as LoCoMo's own evaluation renders it ("… and shared <caption>")
+                text = f"{text} and shared {line['blip_caption']}".strip()
             if speaker not in (a, b):
                 raise BenchmarkFormatError(f"{lw}: speaker {speaker!r} is neither {a!r} nor {b!r}")
             if not text.strip():
@@ -213,12 +231,75 @@ def _locomo_sample(data: Any, number: int) -> BenchConversation:
 
 
 def load_locomo(text: str | bytes) -> Dataset:
-    """A LoCoMo file: a list of samples (or one)."""
+    """LoCoMo as released: the combined list (`locomo10.json`), one conversation's file
+    (`26.json`), or the bytes of the release's zip (one file per conversation)."""
+    if isinstance(text, bytes) and text.startswith(ZIP_MAGIC):
+        return load_locomo_files(zip_members(text))
     data = parse_json(text, "the LoCoMo file", BenchmarkFormatError)
     samples = data if isinstance(data, list) else [data]
     if not samples:
         raise BenchmarkFormatError("the LoCoMo file holds no samples")
     return Dataset("locomo", tuple(_locomo_sample(s, i) for i, s in enumerate(samples, start=1)))
+
+
+ZIP_MAGIC = b"PK\x03\x04"
+MAX_MEMBER_BYTES = 200_000_000  # a LoCoMo conversation's file is well under 1 MB
+
+
+def zip_members(data: bytes) -> list[tuple[str, bytes]]:
+    """(name, bytes) of each file in a zip's bytes, folders left out, in name order."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = sorted(
+                (i for i in archive.infolist() if not i.is_dir()), key=lambda i: i.filename
+            )
+            if any(i.file_size > MAX_MEMBER_BYTES for i in infos):
+                raise BenchmarkFormatError("the zip holds a file over 200 MB: not a LoCoMo release")
+            return [(i.filename, archive.read(i)) for i in infos]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise BenchmarkFormatError(f"not a readable zip file: {exc}") from None
+
+
+def load_locomo_files(files: Sequence[tuple[str, bytes]]) -> Dataset:
+    """LoCoMo from several files (the release's zip or its folder): each `.json` file one
+    conversation (or a list of them); a file that cannot be used is skipped and said so,
+    the rest load. BenchmarkFormatError when none can be used."""
+    conversations: list[BenchConversation] = []
+    skipped: list[str] = []
+    for name, raw in files:
+        stem = name.rsplit("/", 1)[-1]
+        if not stem.endswith(".json") or stem.startswith("."):
+            skipped.append(f"{name}: not a .json file")
+            continue
+        try:
+            data = parse_json(raw, name, BenchmarkFormatError)
+            samples = data if isinstance(data, list) else [data]
+            conversations += [
+                _locomo_sample(s, len(conversations) + i, stem.removesuffix(".json"))
+                for i, s in enumerate(samples, start=1)
+            ]
+        except BenchmarkFormatError as exc:
+            skipped.append(f"{name}: {exc}")
+    if not conversations:
+        reasons = "; ".join(skipped[:3]) or "no files"
+        raise BenchmarkFormatError(f"no LoCoMo conversation could be read ({reasons})")
+    return Dataset("locomo", tuple(conversations), skipped=tuple(skipped))
+
+
+def folder_files(folder: Path) -> list[tuple[str, bytes]]:
+    """(name, bytes) of each file directly in `folder`, in name order."""
+    return [(p.name, p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()]
+
+
+def load_path(path: Path, name: str = "auto") -> Dataset:
+    """A benchmark from a path as its authors ship it: a file, a zip, or a folder of
+    LoCoMo's per-conversation files. `name` is a dataset of DATASETS, or auto (detected)."""
+    if path.is_dir():
+        if name not in ("auto", "locomo"):
+            raise BenchmarkFormatError(f"a folder is read as LoCoMo's files, not as {name}")
+        return load_locomo_files(folder_files(path))
+    data = path.read_bytes()
+    return load(detect(data) if name == "auto" else name, data)
 
 
 # ---- LongMemEval -------------------------------------------------------------------------
@@ -347,10 +428,12 @@ def load(name: str, text: str | bytes) -> Dataset:
 
 def detect(text: str | bytes) -> str:
     """Which dataset a file is, from its shape (for uploads that do not say)."""
+    if isinstance(text, bytes) and text.startswith(ZIP_MAGIC):
+        return "locomo"  # the release's zip of per-conversation files
     data = parse_json(text, "the file", BenchmarkFormatError)
     first = data[0] if isinstance(data, list) and data else data
     if isinstance(first, Mapping):
-        if "qa" in first and "conversation" in first:
+        if "qa" in first and ("conversation" in first or _is_bare_locomo(first)):
             return "locomo"
         if "haystack_sessions" in first:
             return "longmemeval"

@@ -32,7 +32,7 @@ def test_locomo_turns_joined_by_speaker_with_their_dialogue_ids():
         ),
         (
             "Ha! I ran my first 10K on Sunday in 58 minutes.",
-            "Amazing time.\n[image: a photo of a race medal]",
+            "Amazing time. and shared a photo of a race medal",
         ),
         ("Next I want to try the Mumbai half marathon.", "That is in January, right?"),
         ("Pixel chewed my running shoes today.", "Oh no! Time for new ones."),
