@@ -40,7 +40,7 @@ class ProgressBar:
     def _update(self, done: int, total: int, note: str) -> None:
         if self._bar is None:
             self._bar = tqdm(
-                total=total,
+                total=total or None,  # 0: not known (a file read as it streams)
                 desc=self._desc,
                 unit=self._unit,
                 file=self.stream,
@@ -48,8 +48,8 @@ class ProgressBar:
                 leave=True,
             )
         bar = self._bar
-        if bar.total != total:
-            bar.total = total
+        if bar.total != (total or None):
+            bar.total = total or None
         if note:
             bar.set_postfix_str(note, refresh=False)
         bar.update(done - bar.n)  # redraws at most every tqdm `mininterval` (0.1 s)

@@ -10,6 +10,8 @@ stdout and stderr.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +27,18 @@ from cli.conventions import (
     strategies,
     write_json,
 )
-from engines.benchmarks import DEFAULT_SETTINGS, BenchReport, run_benchmark, table_rows
+from cli.progress import ProgressBar
+from engines.benchmarks import DEFAULT_SETTINGS, BenchReport, run_benchmark, run_stream, table_rows
 from engines.recall import Setting
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
-from scenarios.benchmarks import DATASETS, BenchmarkFormatError, load_path
+from scenarios.benchmarks import (
+    DATASETS,
+    BenchmarkFormatError,
+    load_path,
+    sniff,
+    stream_longmemeval,
+)
 
 EXAMPLES = """examples:
   memory-lab recall locomo10.zip                    LoCoMo's release, as downloaded
@@ -63,6 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a strategy setting, repeatable (default: six settings from full to "
                    f"retrieval). Names: {', '.join(REGISTRY)}")  # fmt: skip
     p.add_argument("--limit", type=int, metavar="N", help="only the first N conversations")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
 
 def _settings(values: list[str] | None) -> list[Setting]:
@@ -97,18 +107,25 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_dir():
         source_path(args.file)  # a clear message for a missing file
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit counts from 1")
     try:
-        dataset = load_path(path, args.dataset)
+        streamed = not path.is_dir() and (args.dataset if args.dataset != "auto" else sniff(path))
+        if streamed == "longmemeval":  # large: read and replayed one question at a time
+            with ProgressBar("questions", "q", quiet=args.quiet) as bar:
+                report = run_stream(
+                    "longmemeval",
+                    islice(stream_longmemeval(path), args.limit),
+                    _settings(args.strategy),
+                    on_conversation=lambda done: bar.update(done, args.limit or 0),
+                )
+        else:
+            dataset = load_path(path, args.dataset)
+            if args.limit is not None:
+                dataset = replace(dataset, conversations=dataset.conversations[: args.limit])
+            report = run_benchmark(dataset, _settings(args.strategy))
     except (BenchmarkFormatError, ValueError, OSError) as exc:
         raise UsageError(f"{args.file}: {exc}") from None
-    if args.limit is not None:
-        if args.limit < 1:
-            raise UsageError("--limit counts from 1")
-        from dataclasses import replace
-
-        dataset = replace(dataset, conversations=dataset.conversations[: args.limit])
-    try:
-        report = run_benchmark(dataset, _settings(args.strategy))
     except MemoryLabError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -127,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     for note in report.notes[:10]:
         print(f"note: {note}")
     if report.skipped:
-        print(f"skipped {len(report.skipped)} file(s):")
+        print(f"skipped {len(report.skipped)}, each with why:")
         for reason in report.skipped[:20]:
             print(f"  {reason}")
     return EXIT_OK

@@ -258,6 +258,40 @@ def run_benchmark(
                        unresolved, notes, dataset.skipped)  # fmt: skip
 
 
+def run_stream(
+    name: str,
+    conversations: Iterable[BenchConversation | str],
+    settings: Iterable[Setting],
+    *,
+    counter: TokenCounter | None = None,
+    on_conversation: Callable[[int], None] | None = None,
+) -> BenchReport:
+    """`run_benchmark` over conversations read one at a time (a str: one the reader skipped,
+    with why): each conversation replayed once per setting and let go, so memory holds the
+    per-question results only. `on_conversation(done)` after each."""
+    counter = counter or TokenCounter()
+    chosen = list(settings)
+    results: list[list[BenchResult]] = [[] for _ in chosen]
+    unresolved: list[str] = []
+    notes: list[str] = []
+    skipped: list[str] = []
+    done = questions = 0
+    for conv in conversations:
+        if isinstance(conv, str):
+            skipped.append(conv)
+            continue
+        for held, setting in zip(results, chosen, strict=True):
+            held += run_conversation(conv, setting, counter)
+        unresolved += [f"{q.id}: {i}" for q in conv.questions for i in q.unresolved]
+        notes += [f"{conv.id}: {n}" for n in conv.notes]
+        done += 1
+        questions += len(conv.questions)
+        if on_conversation is not None:
+            on_conversation(done)
+    rows = tuple(summarise(s, r) for s, r in zip(chosen, results, strict=True))
+    return BenchReport(name, done, questions, rows, tuple(unresolved), tuple(notes), tuple(skipped))
+
+
 def table_rows(report: BenchReport) -> list[dict[str, Any]]:
     """The report as table rows (the Long recall page and `memory-lab recall` print these)."""
 

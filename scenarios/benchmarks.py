@@ -32,10 +32,12 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import ijson
 
 from memory.jsontext import parse_json
 from scenarios.longmem import LongMemFormatError, parse_conversation
@@ -374,6 +376,51 @@ def _longmemeval_question(data: Any, number: int) -> BenchConversation:
         questions=(question,),
         session_dates=tuple(dates),
         notes=tuple(notes),
+    )
+
+
+def stream_longmemeval(path: Path) -> Iterator[BenchConversation | str]:
+    """LongMemEval's questions read one at a time from `path` (ijson), so a release file of
+    several hundred MB or GB is never held whole: each question's conversation, or, for one
+    that cannot be used, a line saying which question and why (the rest go on). A file that
+    ends early yields that line last."""
+    number = 0
+    with path.open("rb") as handle:
+        try:
+            for number, data in enumerate(ijson.items(handle, "item", use_float=True), start=1):
+                try:
+                    yield _longmemeval_question(data, number)
+                except BenchmarkFormatError as exc:
+                    yield f"{path.name}: {exc}"
+        except ijson.JSONError as exc:
+            yield f"{path.name}: the file ends or breaks after question {number} ({exc})"
+
+
+def sniff(path: Path) -> str:
+    """Which dataset a file is, from its first bytes and its first record's keys, without
+    reading it whole (LongMemEval's release files are large)."""
+    with path.open("rb") as handle:
+        head = handle.read(len(ZIP_MAGIC))
+        if head == ZIP_MAGIC:
+            return "locomo"
+        handle.seek(0)
+        keys: set[str] = set()
+        try:
+            for prefix, event, value in ijson.parse(handle):
+                if event == "map_key" and prefix in ("", "item"):
+                    keys.add(value)
+                elif event == "end_map" and prefix in ("", "item"):
+                    break
+        except ijson.JSONError as exc:
+            raise BenchmarkFormatError(f"not a JSON file ({exc})") from None
+    if "haystack_sessions" in keys:
+        return "longmemeval"
+    if "qa" in keys and ("conversation" in keys or "speaker_a" in keys):
+        return "locomo"
+    if "sessions" in keys:
+        return "memorylab"
+    raise BenchmarkFormatError(
+        "not a LoCoMo, LongMemEval or Memory Lab long-conversation file (see the format help)"
     )
 
 

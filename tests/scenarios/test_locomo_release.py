@@ -162,7 +162,7 @@ def test_a_zip_with_other_files_and_a_file_missing_qa_loads_the_rest(tmp_path, c
     assert "README.md: not a .json file" in reasons and "locomo10/41.json" in reasons
     code = cli_main.main(["recall", str(archive)])
     out = capsys.readouterr().out
-    assert code == 0 and "skipped 4 file(s):" in out and "'qa' is missing" in out
+    assert code == 0 and "skipped 4, each with why:" in out and "'qa' is missing" in out
 
 
 def test_nothing_usable_is_a_clear_error_naming_the_files(tmp_path, capsys):

@@ -1,0 +1,52 @@
+"""LongMemEval read as it streams (issue 37): the release's files are hundreds of MB, so the
+CLI reads one question at a time (ijson) and replays each haystack once per setting. The
+streamed run gives the same rows as the whole-file run; a truncated file, a question with an
+empty haystack and one that is not an object are skipped with their reason while the rest
+go on. The fixture is written from the documented schema (tests/scenarios/fixtures)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli import main as cli_main
+from engines.benchmarks import DEFAULT_SETTINGS, run_benchmark, run_stream
+from scenarios.benchmarks import load_longmemeval, sniff, stream_longmemeval
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SAMPLE = FIXTURES / "longmemeval_sample.json"
+
+
+def test_the_streamed_run_gives_the_whole_file_run_s_rows():
+    whole = run_benchmark(load_longmemeval(SAMPLE.read_bytes()), DEFAULT_SETTINGS)
+    seen: list[int] = []
+    streamed = run_stream(
+        "longmemeval", stream_longmemeval(SAMPLE), DEFAULT_SETTINGS, on_conversation=seen.append
+    )
+    assert streamed.as_dict() == whole.as_dict()
+    assert seen == [1, 2, 3] and streamed.skipped == ()
+
+
+def test_each_dataset_is_sniffed_from_its_first_record():
+    assert sniff(SAMPLE) == "longmemeval"
+    assert sniff(FIXTURES / "locomo_sample.json") == "locomo"
+
+
+def test_bad_questions_and_a_truncated_file_are_skipped_and_the_rest_run(tmp_path, capsys):
+    questions = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    empty = {**questions[1], "question_id": "q-empty", "haystack_sessions": []}
+    text = json.dumps([questions[0], empty, "not a question", questions[2]])
+    cut = text[: text.index(questions[2]["question_id"]) + 5]  # ends inside the fourth
+    path = tmp_path / "longmemeval_s.json"
+    path.write_text(cut, encoding="utf-8")
+    items = list(stream_longmemeval(path))
+    assert [getattr(i, "id", None) for i in items[:1]] == [questions[0]["question_id"]]
+    reasons = [i for i in items if isinstance(i, str)]
+    assert len(reasons) == 3 and len(items) == 4
+    assert "'q-empty'" in reasons[0] and "haystack_sessions" in reasons[0]
+    assert "question 3" in reasons[1]
+    assert reasons[2].startswith("longmemeval_s.json: the file ends or breaks after question 3")
+    code = cli_main.main(["recall", str(path), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "longmemeval: 1 conversation(s)" in out and "skipped 3, each with why:" in out
