@@ -28,7 +28,14 @@ from cli.conventions import (
     write_json,
 )
 from cli.progress import ProgressBar
-from engines.benchmarks import DEFAULT_SETTINGS, BenchReport, run_benchmark, run_stream, table_rows
+from engines.benchmarks import (
+    DEFAULT_SETTINGS,
+    BenchReport,
+    Checkpoint,
+    run_benchmark,
+    run_stream,
+    table_rows,
+)
 from engines.recall import Setting
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
@@ -73,6 +80,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    f"retrieval). Names: {', '.join(REGISTRY)}")  # fmt: skip
     p.add_argument("--limit", type=int, metavar="N", help="only the first N conversations")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--resume", metavar="FILE", help="LongMemEval: keep each finished question "
+                   "in FILE; run again with it to go on where an interrupted run stopped")  # fmt: skip
 
 
 def _settings(values: list[str] | None) -> list[Setting]:
@@ -118,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
                     islice(stream_longmemeval(path), args.limit),
                     _settings(args.strategy),
                     on_conversation=lambda done: bar.update(done, args.limit or 0),
+                    checkpoint=Checkpoint(Path(args.resume)) if args.resume else None,
                 )
         else:
+            if args.resume:
+                raise UsageError("--resume is for LongMemEval files (read as they stream)")
             dataset = load_path(path, args.dataset)
             if args.limit is not None:
                 dataset = replace(dataset, conversations=dataset.conversations[: args.limit])

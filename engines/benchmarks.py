@@ -13,14 +13,17 @@ request it would send is checked. The metrics are the benchmarks' own, beside th
   a question with no evidence is counted, not scored.
 
 The run reuses engines/recall.py's stand-ins and Setting; it adds no ranking of its own.
+Touches no file, except a `Checkpoint`'s own (a streamed run's finished conversations).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engines.recall import Setting, answer_present, request_text
@@ -258,6 +261,56 @@ def run_benchmark(
                        unresolved, notes, dataset.skipped)  # fmt: skip
 
 
+class Checkpoint:
+    """A run's finished conversations, one JSON line each (its id and its results per
+    setting), after a first line naming the settings. Appended as conversations finish, so
+    a run stopped anywhere keeps all it finished. May touch: its own file only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self, labels: list[str]) -> dict[str, list[list[BenchResult]]]:
+        """What the file holds for a run of these settings (a new file: nothing);
+        ValueError when it was written by a run of other settings or is not a checkpoint."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self._write({"settings": labels})
+            return {}
+        text = self.path.read_text(encoding="utf-8")
+        if not text.endswith("\n"):  # the run stopped while writing its last line: redo it
+            text = text[: text.rfind("\n") + 1]
+            self.path.write_text(text, encoding="utf-8")
+        held: dict[str, list[list[BenchResult]]] = {}
+        lines = text.splitlines()
+        try:
+            head = json.loads(lines[0])
+            if head.get("settings") != labels:
+                raise ValueError(
+                    f"the checkpoint {self.path.name} was made with other settings "
+                    f"({', '.join(head.get('settings') or [])}): give the same ones, or "
+                    "another file"
+                )
+            for line in lines[1:]:
+                data = json.loads(line)
+                held[data["id"]] = [[_result(r) for r in rs] for rs in data["results"]]
+        except (IndexError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{self.path.name} is not a recall checkpoint ({exc})") from None
+        return held
+
+    def add(self, conversation: str, results: list[list[BenchResult]]) -> None:
+        self._write({"id": conversation, "results": [[asdict(r) for r in rs] for rs in results]})
+
+    def _write(self, data: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+def _result(data: Mapping[str, Any]) -> BenchResult:
+    values = dict(data)
+    for key in ("evidence", "found"):
+        values[key] = tuple(values[key])
+    return BenchResult(**values)
+
+
 def run_stream(
     name: str,
     conversations: Iterable[BenchConversation | str],
@@ -265,10 +318,13 @@ def run_stream(
     *,
     counter: TokenCounter | None = None,
     on_conversation: Callable[[int], None] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> BenchReport:
     """`run_benchmark` over conversations read one at a time (a str: one the reader skipped,
     with why): each conversation replayed once per setting and let go, so memory holds the
-    per-question results only. `on_conversation(done)` after each."""
+    per-question results only. `on_conversation(done)` after each. With a `checkpoint`,
+    each conversation's results are added to it as they finish, and a conversation it
+    already holds is not replayed again: an interrupted run resumes where it stopped."""
     counter = counter or TokenCounter()
     chosen = list(settings)
     results: list[list[BenchResult]] = [[] for _ in chosen]
@@ -276,12 +332,18 @@ def run_stream(
     notes: list[str] = []
     skipped: list[str] = []
     done = questions = 0
+    saved = checkpoint.load([s.label for s in chosen]) if checkpoint is not None else {}
     for conv in conversations:
         if isinstance(conv, str):
             skipped.append(conv)
             continue
-        for held, setting in zip(results, chosen, strict=True):
-            held += run_conversation(conv, setting, counter)
+        mine = saved.get(conv.id)
+        if mine is None:
+            mine = [run_conversation(conv, setting, counter) for setting in chosen]
+            if checkpoint is not None:
+                checkpoint.add(conv.id, mine)
+        for held, theirs in zip(results, mine, strict=True):
+            held += theirs
         unresolved += [f"{q.id}: {i}" for q in conv.questions for i in q.unresolved]
         notes += [f"{conv.id}: {n}" for n in conv.notes]
         done += 1

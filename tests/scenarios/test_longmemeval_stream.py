@@ -50,3 +50,54 @@ def test_bad_questions_and_a_truncated_file_are_skipped_and_the_rest_run(tmp_pat
     out = capsys.readouterr().out
     assert code == 0
     assert "longmemeval: 1 conversation(s)" in out and "skipped 3, each with why:" in out
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
+    import pytest
+
+    from engines import benchmarks
+
+    whole = run_stream("longmemeval", stream_longmemeval(SAMPLE), DEFAULT_SETTINGS)
+    checkpoint = benchmarks.Checkpoint(tmp_path / "run.jsonl")
+
+    def stopped_after_two():
+        for n, conv in enumerate(stream_longmemeval(SAMPLE), start=1):
+            if n == 3:
+                raise KeyboardInterrupt  # Ctrl-C during the third question
+            yield conv
+
+    with pytest.raises(KeyboardInterrupt):
+        run_stream("longmemeval", stopped_after_two(), DEFAULT_SETTINGS, checkpoint=checkpoint)
+    with checkpoint.path.open("a", encoding="utf-8") as handle:
+        handle.write('{"id": "half-writ')  # the process died mid-line
+    replayed: list[str] = []
+    real = benchmarks.run_conversation
+    monkeypatch.setattr(
+        benchmarks,
+        "run_conversation",
+        lambda conv, setting, counter: replayed.append(conv.id) or real(conv, setting, counter),
+    )
+    again = run_stream(
+        "longmemeval", stream_longmemeval(SAMPLE), DEFAULT_SETTINGS, checkpoint=checkpoint
+    )
+    third = json.loads(SAMPLE.read_text(encoding="utf-8"))[2]["question_id"]
+    assert set(replayed) == {third}  # only the question the interruption left
+    assert again.as_dict() == whole.as_dict()
+    replayed.clear()
+    third_run = run_stream(
+        "longmemeval", stream_longmemeval(SAMPLE), DEFAULT_SETTINGS, checkpoint=checkpoint
+    )
+    assert replayed == [] and third_run.as_dict() == whole.as_dict()
+    with pytest.raises(ValueError, match="made with other settings"):
+        benchmarks.Checkpoint(checkpoint.path).load(["full"])
+
+
+def test_the_cli_resumes_from_its_checkpoint(tmp_path, capsys):
+    resume = tmp_path / "run.jsonl"
+    assert cli_main.main(["recall", str(SAMPLE), "--quiet", "--resume", str(resume)]) == 0
+    first = capsys.readouterr().out
+    assert len(resume.read_text(encoding="utf-8").splitlines()) == 1 + 3  # settings + questions
+    assert cli_main.main(["recall", str(SAMPLE), "--quiet", "--resume", str(resume)]) == 0
+    assert capsys.readouterr().out == first
+    assert cli_main.main(["recall", str(FIXTURES / "locomo_sample.json"), "--resume", "x"]) == 2
+    assert "--resume is for LongMemEval files" in capsys.readouterr().err
