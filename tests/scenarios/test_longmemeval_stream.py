@@ -101,3 +101,25 @@ def test_the_cli_resumes_from_its_checkpoint(tmp_path, capsys):
     assert capsys.readouterr().out == first
     assert cli_main.main(["recall", str(FIXTURES / "locomo_sample.json"), "--resume", "x"]) == 2
     assert "--resume is for LongMemEval files" in capsys.readouterr().err
+
+
+def test_the_generated_file_has_the_release_s_fields_and_sizes(tmp_path):
+    from memory.tokens import TokenCounter
+    from scenarios.longmemeval_shape import TYPES, write
+
+    path = tmp_path / "longmemeval_s.json"
+    size = write(path, 16)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert set(raw[0]) == {"question_id", "question_type", "question", "answer",
+                           "question_date", "haystack_dates", "haystack_session_ids",
+                           "haystack_sessions", "answer_session_ids"}  # fmt: skip
+    assert {q["question_type"] for q in raw} == set(TYPES)
+    assert sum(q["question_id"].endswith("_abs") for q in raw) == 1
+    assert all(len(q["haystack_sessions"]) == 50 for q in raw)
+    tokens = TokenCounter().count(
+        " ".join(m["content"] for s in raw[0]["haystack_sessions"] for m in s)
+    )
+    assert 100_000 <= tokens <= 130_000 and 0.5e6 <= size / 16 <= 0.65e6  # as longmemeval_s
+    conversations = [c for c in stream_longmemeval(path) if not isinstance(c, str)]
+    assert len(conversations) == 16
+    assert all(q.evidence for c in conversations for q in c.questions)
