@@ -109,7 +109,10 @@ def test_every_cli_command_with_base_url_refuses_a_url_that_is_not_http(tmp_path
     for command in commands:
         for url in ("ftp://lab/v1", f"u:{PW}@host/v1"):
             argv = [*command, *NEEDS[tuple(command)](tmp_path), "--base-url", url]
-            code = main(argv)
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # refused by the parser (cli/conventions.py base_url)
+                code = exc.code
             err = capsys.readouterr().err
             assert code == 2, (argv, err)
             assert "http:// or https://" in err and PW not in err, (argv, err)
