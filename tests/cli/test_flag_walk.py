@@ -23,36 +23,15 @@ from tests.cli.test_exit_codes import FIXTURES
 from tests.cli.test_secrets_everywhere import command_paths
 
 CLOSED = "http://127.0.0.1:9/v1"  # nothing listens: a request sent by mistake fails at once
+SWEEP_PLAN = ["--provider", "anthropic", "--model", "claude-haiku-4-5", "--probe-turns", "2",
+              "--strategy", "full"]  # fmt: skip
 # the smallest valid command line of each command path (the walked flag replaces its own)
 BASE: dict[tuple[str, ...], list[str]] = {
     ("simulate",): ["--turns", "2"],
     ("survival",): ["--payload-only", "--probe-turns", "2", "--strategy", "full", "--quiet"],
     ("app",): ["--print-command"],
-    ("sweep", "plan"): [
-        "--provider",
-        "anthropic",
-        "--model",
-        "claude-haiku-4-5",
-        "--probe-turns",
-        "2",
-        "--strategy",
-        "full",
-    ],  # fmt: skip
-    ("sweep", "start"): [
-        "--provider",
-        "anthropic",
-        "--model",
-        "claude-haiku-4-5",
-        "--probe-turns",
-        "2",
-        "--strategy",
-        "full",
-        "--base-url",
-        CLOSED,
-        "--key-env",
-        "FLAG_WALK_KEY",
-        "--yes",
-    ],  # fmt: skip
+    ("sweep", "plan"): SWEEP_PLAN,
+    ("sweep", "start"): [*SWEEP_PLAN, "--base-url", CLOSED, "--key-env", "FLAG_WALK_KEY", "--yes"],
     ("sweep", "status"): ["NOSUCHID"],
     ("sweep", "collect"): ["NOSUCHID", "--base-url", CLOSED],
     ("sweep", "failed"): ["NOSUCHID"],

@@ -111,6 +111,12 @@ def survives(text: str, store: Store, *, report: bool = True) -> None:
     store.list()
 
 
+# the fixtures only patch in a fake transport, the same for every example
+MUTATED_EXAMPLES = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
 def test_the_walk_reaches_records_bodies_and_settings(valid):
     found = {tuple(str(s) for s in p) for p in paths(valid)}
     assert ("settings", "provider", "max_tokens") in found
@@ -145,12 +151,7 @@ def test_a_wrong_field_is_named_by_its_path(valid):
         read_export(json.dumps(bad))
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    # the fixture only patches in a fake transport, the same for every example
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@MUTATED_EXAMPLES
 @given(data=st.data())
 def test_the_html_report_of_a_mutated_export_is_built_or_refused(
     valid, tmp_path_factory, fake_transport, data
@@ -160,12 +161,7 @@ def test_the_html_report_of_a_mutated_export_is_built_or_refused(
     survives(json.dumps(mutated(valid, path, data.draw(st.sampled_from(MUTATIONS)))), store)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    # the fixture only patches in a fake transport, the same for every example
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@MUTATED_EXAMPLES
 @given(data=st.data())
 def test_several_fields_mutated_at_once_fail_clearly_or_load(
     valid, tmp_path_factory, fake_transport, data
