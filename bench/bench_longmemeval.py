@@ -8,7 +8,7 @@ from the seconds per question when fewer questions are run. Then the resume chec
 stopped halfway (`--limit`) and run again with the same `--resume` file replays only the
 rest, and gives the same table.
 
-    .venv/bin/python bench/bench_longmemeval.py [--questions 500]
+    .venv/bin/python bench/bench_longmemeval.py [--questions 500] [--skip-resume]
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def main() -> int:
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--questions", type=int, default=RELEASE_QUESTIONS)
+    ap.add_argument("--skip-resume", action="store_true", help="the whole run only")
     args = ap.parse_args()
     from scenarios.longmemeval_shape import write
 
@@ -70,6 +71,8 @@ def main() -> int:
         if args.questions != RELEASE_QUESTIONS:
             print(f"the release's {RELEASE_QUESTIONS} questions at this rate: "
                   f"{per_q * RELEASE_QUESTIONS / 60:.0f} min")  # fmt: skip
+        if args.skip_resume:
+            return 0
         checkpoint = Path(tmp) / "run.jsonl"
         half = max(1, args.questions // 2)
         first = measured(["recall", str(path), "--quiet", "--limit", str(half),

@@ -10,8 +10,6 @@ stdout and stderr.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +30,14 @@ from engines.benchmarks import (
     DEFAULT_SETTINGS,
     BenchReport,
     Checkpoint,
-    run_benchmark,
-    run_stream,
+    run_path,
+    streams,
     table_rows,
 )
 from engines.recall import Setting
 from memory.errors import MemoryLabError
 from memory.registry import REGISTRY
-from scenarios.benchmarks import (
-    DATASETS,
-    BenchmarkFormatError,
-    load_path,
-    sniff,
-    stream_longmemeval,
-)
+from scenarios.benchmarks import DATASETS, BenchmarkFormatError
 
 EXAMPLES = """examples:
   memory-lab recall locomo10.zip                    LoCoMo's release, as downloaded
@@ -119,23 +111,17 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit counts from 1")
     try:
-        streamed = not path.is_dir() and (args.dataset if args.dataset != "auto" else sniff(path))
-        if streamed == "longmemeval":  # large: read and replayed one question at a time
-            with ProgressBar("questions", "q", quiet=args.quiet) as bar:
-                report = run_stream(
-                    "longmemeval",
-                    islice(stream_longmemeval(path), args.limit),
-                    _settings(args.strategy),
-                    on_conversation=lambda done: bar.update(done, args.limit or 0),
-                    checkpoint=Checkpoint(Path(args.resume)) if args.resume else None,
-                )
-        else:
-            if args.resume:
-                raise UsageError("--resume is for LongMemEval files (read as they stream)")
-            dataset = load_path(path, args.dataset)
-            if args.limit is not None:
-                dataset = replace(dataset, conversations=dataset.conversations[: args.limit])
-            report = run_benchmark(dataset, _settings(args.strategy))
+        if args.resume and not streams(path, args.dataset):
+            raise UsageError("--resume is for LongMemEval files (read as they stream)")
+        with ProgressBar("questions", "q", quiet=args.quiet) as bar:
+            report = run_path(
+                path,
+                _settings(args.strategy),
+                name=args.dataset,
+                limit=args.limit,
+                on_progress=lambda p: bar.update(p.done, p.total or 0),
+                checkpoint=Checkpoint(Path(args.resume)) if args.resume else None,
+            )
     except (BenchmarkFormatError, ValueError, OSError) as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     except MemoryLabError as exc:

@@ -23,6 +23,7 @@ import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,14 @@ from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
 from memory.types import Request
-from scenarios.benchmarks import BenchConversation, BenchQuestion, Dataset
+from scenarios.benchmarks import (
+    BenchConversation,
+    BenchQuestion,
+    Dataset,
+    load_path,
+    sniff,
+    stream_longmemeval,
+)
 
 KS = (5, 10)
 # what `memory-lab recall` and the Long recall page run on a benchmark file by default
@@ -78,11 +86,13 @@ class BenchRow:
     by_category: Mapping[str, float | None]
     apart: Mapping[str, float | None]  # adversarial / abstention: evidence recall
     no_evidence: int
+    tokens_by_category: Mapping[str, float] = field(default_factory=dict)  # mean prompt tokens
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         return {**data, "recall_at": dict(self.recall_at), "by_category": dict(self.by_category),
-                "apart": dict(self.apart)}  # fmt: skip
+                "apart": dict(self.apart),
+                "tokens_by_category": dict(self.tokens_by_category)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -232,6 +242,11 @@ def summarise(setting: Setting, results: list[BenchResult]) -> BenchRow:
         by_category=by_category,
         apart=apart_by,
         no_evidence=sum(1 for r in results if not r.evidence),
+        tokens_by_category={
+            c: statistics.fmean(r.prompt_tokens for r in scored if r.category == c)
+            for c in categories
+            if any(r.category == c for r in scored)
+        },
     )
 
 
@@ -352,6 +367,74 @@ def run_stream(
             on_conversation(done)
     rows = tuple(summarise(s, r) for s, r in zip(chosen, results, strict=True))
     return BenchReport(name, done, questions, rows, tuple(unresolved), tuple(notes), tuple(skipped))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a run over a benchmark is: conversations done (a LongMemEval question is one),
+    how many there are (None while a streamed file is being read), and the share done."""
+
+    done: int
+    total: int | None
+    share: float
+
+
+def run_dataset(
+    dataset: Dataset,
+    settings: Iterable[Setting],
+    *,
+    counter: TokenCounter | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> BenchReport:
+    """`run_benchmark`'s report, conversation by conversation, telling `on_progress`
+    after each one."""
+    total = len(dataset.conversations)
+
+    def tell(done: int) -> None:
+        if on_progress is not None:
+            on_progress(Progress(done, total, done / total if total else 1.0))
+
+    items: list[BenchConversation | str] = [*dataset.skipped, *dataset.conversations]
+    return run_stream(dataset.name, items, settings, counter=counter, on_conversation=tell)
+
+
+def streams(path: Path, name: str = "auto") -> bool:
+    """Whether a benchmark at `path` is read as it streams (LongMemEval's large files)."""
+    return not path.is_dir() and (name if name != "auto" else sniff(path)) == "longmemeval"
+
+
+def run_path(
+    path: Path,
+    settings: Iterable[Setting],
+    *,
+    name: str = "auto",
+    limit: int | None = None,
+    counter: TokenCounter | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    checkpoint: Checkpoint | None = None,
+) -> BenchReport:
+    """A benchmark as its authors ship it (scenarios.benchmarks.load_path's forms), the first
+    `limit` conversations or all: LongMemEval streamed question by question (resumable with a
+    `checkpoint`), the others loaded whole. Raises BenchmarkFormatError (a file that cannot
+    be used), OSError, and ValueError (a checkpoint of other settings; `checkpoint` given for
+    a file that is loaded whole)."""
+    if not streams(path, name):
+        if checkpoint is not None:
+            raise ValueError("resuming is for LongMemEval files (read as they stream)")
+        dataset = load_path(path, name)
+        if limit is not None:
+            dataset = Dataset(dataset.name, dataset.conversations[:limit], dataset.skipped)
+        return run_dataset(dataset, settings, counter=counter, on_progress=on_progress)
+    read = [0.0]
+
+    def tell(done: int) -> None:
+        if on_progress is not None:
+            share = done / limit if limit else read[0]
+            on_progress(Progress(done, limit, min(1.0, share)))
+
+    questions = stream_longmemeval(path, on_read=lambda share: read.__setitem__(0, share))
+    return run_stream("longmemeval", islice(questions, limit), settings, counter=counter,
+                      on_conversation=tell, checkpoint=checkpoint)  # fmt: skip
 
 
 def table_rows(report: BenchReport) -> list[dict[str, Any]]:

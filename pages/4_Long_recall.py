@@ -11,14 +11,9 @@ the Sweeps page sends the same requests through a batch API at half price.
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import pandas as pd
 import streamlit as st
 
-from engines.benchmarks import DEFAULT_SETTINGS, run_benchmark
-from engines.benchmarks import table_rows as bench_rows
 from engines.recall import RecallRow, Setting, default_settings, full_tokens, run_recall
 from engines.transcripts import TranscriptError
 from engines.transcripts import parse as parse_transcript
@@ -29,7 +24,6 @@ from memory.tokens import TokenCounter
 from present.recall import frontier_chart, table_rows
 from providers import ProviderError, ProviderSettings
 from providers.catalog import PRESETS
-from scenarios.benchmarks import BenchmarkFormatError, detect, load
 from scenarios.longmem import (
     KINDS,
     LongConversation,
@@ -40,6 +34,7 @@ from scenarios.longmem import (
 )
 from scenarios.longmem_world import generate
 from ui import navigation, strategy_sources
+from ui.benchmark_view import benchmark_file
 from ui.safe import md, plain
 
 navigation.page_config("Long-conversation recall · Memory Lab", "🔎")
@@ -62,115 +57,6 @@ FORMAT_HELP = """
 is when the question is asked. Kinds: single-hop, multi-hop, temporal, update, open (others
 are kept as their own kind). With a separate transcript, turns are numbered the same way.
 """
-
-
-BENCH_FORMATS = {
-    "auto": "Told from its shape",
-    "locomo": "LoCoMo",
-    "longmemeval": "LongMemEval",
-    "memorylab": "Memory Lab",
-}
-BENCH_HELP = """
-**LoCoMo** (`locomo10.json`: samples with `conversation` sessions of `{speaker, dia_id,
-text}` and `qa` with `evidence` dialogue ids; speaker A is the user), **LongMemEval** (a
-list of questions, each with its own `haystack_sessions`; evidence from `has_answer` turns
-and `answer_session_ids`) or a **Memory Lab** conversation file. No model: the same run and
-the same numbers as `memory-lab recall --dataset ... FILE`; adversarial (LoCoMo) and
-abstention (LongMemEval) questions are reported apart.
-"""
-
-
-def benchmark_file() -> None:
-    """Upload a benchmark file, pick settings, run: `memory-lab recall`'s table."""
-    with st.expander("Benchmark formats"):
-        st.markdown(BENCH_HELP)
-    c1, c2 = st.columns([3, 1])
-    upload = c1.file_uploader(
-        "Benchmark file (JSON, or LoCoMo's release zip)", type=["json", "zip"], key="bench-upload"
-    )
-    fmt = c2.selectbox(
-        "Format", list(BENCH_FORMATS), format_func=BENCH_FORMATS.__getitem__, key="bench-format"
-    )
-    if upload is None:
-        st.info("Upload a LoCoMo, LongMemEval or Memory Lab file to run the benchmark on it.")
-        return
-    data = upload.getvalue()
-    try:
-        name = detect(data) if fmt == "auto" else fmt
-        dataset = load(name, data)
-    except (BenchmarkFormatError, ValueError) as exc:
-        st.error(md("That file cannot be used: {}", exc))
-        return
-    st.markdown(
-        md("**{}** · {}: {} conversation(s), {} questions.", upload.name,
-           BENCH_FORMATS[dataset.name], len(dataset.conversations), dataset.questions)
-    )  # fmt: skip
-    options = {s.label: s for s in DEFAULT_SETTINGS}
-    options.update({label: s for label, s in all_settings().items() if label not in options})
-    picked = st.multiselect(
-        "Strategy settings",
-        list(options),
-        default=[s.label for s in DEFAULT_SETTINGS],
-        key="bench-settings",
-    )
-    ran_for = (hashlib.sha256(data).hexdigest(), dataset.name, tuple(picked))
-    if st.button("Run", type="primary", disabled=not picked, key="bench-run"):
-        try:
-            with st.spinner("Replaying every conversation through each setting..."):
-                report = run_benchmark(dataset, [options[p] for p in picked])
-        except MemoryLabError as exc:
-            st.error(md("A setting could not run: {}", exc))
-            return
-        st.session_state["bench_result"] = {
-            "for": ran_for,
-            "rows": bench_rows(report),
-            "report": report.as_dict(),
-        }
-    result = st.session_state.get("bench_result")
-    if result is None or result["for"] != ran_for:
-        return
-    report_data = result["report"]
-    st.subheader(
-        md("{} · {} questions, payload only", BENCH_FORMATS[dataset.name], report_data["questions"])
-    )
-    st.dataframe(
-        pd.DataFrame(result["rows"]),
-        hide_index=True,
-        width="stretch",
-        key="bench-table",
-        column_config={"setting": st.column_config.TextColumn("setting", width=330)},
-    )
-    st.caption(
-        "Evidence recall: the share of evidence turns sent verbatim (LoCoMo's retrieval recall "
-        "of dia_ids); all evidence: questions with every evidence turn in the payload; recall "
-        "@5: LongMemEval's turn- and session-level recall for strategies that retrieve; then "
-        "per category, and the questions reported apart. No model: summaries and facts by "
-        "rule-based stand-ins."
-    )
-    no_evidence = report_data["rows"][0]["no_evidence"] if report_data["rows"] else 0
-    if no_evidence:
-        st.caption(f"{no_evidence} question(s) list no evidence: counted, not scored.")
-    unresolved = report_data["unresolved_evidence"]
-    if unresolved:
-        st.caption(
-            md("{} evidence id(s) match no line: {}", len(unresolved), ", ".join(unresolved[:10]))
-        )
-    for note in report_data["notes"][:10]:
-        st.caption(md("Note: {}", note))
-    for reason in report_data.get("skipped", [])[:20]:
-        st.caption(md("Skipped {}", reason))
-    st.download_button(
-        "Download the table (CSV)",
-        pd.DataFrame(result["rows"]).to_csv(index=False),
-        "benchmark_recall.csv",
-        "text/csv",
-    )
-    st.download_button(
-        "Download the report (JSON, as `memory-lab recall --json`)",
-        json.dumps(report_data, ensure_ascii=False, indent=2),
-        "benchmark_recall.json",
-        "application/json",
-    )
 
 
 def all_settings() -> dict[str, Setting]:
@@ -285,7 +171,7 @@ st.caption(
 )
 source = st.radio("Conversation", list(SOURCES), format_func=SOURCES.__getitem__)
 if source == BENCH:
-    benchmark_file()
+    benchmark_file(all_settings())
     st.stop()
 with st.expander("File format"):
     st.markdown(FORMAT_HELP)

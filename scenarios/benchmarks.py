@@ -32,7 +32,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -379,15 +379,21 @@ def _longmemeval_question(data: Any, number: int) -> BenchConversation:
     )
 
 
-def stream_longmemeval(path: Path) -> Iterator[BenchConversation | str]:
+def stream_longmemeval(
+    path: Path, *, on_read: Callable[[float], None] | None = None
+) -> Iterator[BenchConversation | str]:
     """LongMemEval's questions read one at a time from `path` (ijson), so a release file of
     several hundred MB or GB is never held whole: each question's conversation, or, for one
     that cannot be used, a line saying which question and why (the rest go on). A file that
-    ends early yields that line last."""
+    ends early yields that line last. `on_read(share)`: the share of the file read so far,
+    told before each question is yielded."""
     number = 0
+    size = path.stat().st_size or 1
     with path.open("rb") as handle:
         try:
             for number, data in enumerate(ijson.items(handle, "item", use_float=True), start=1):
+                if on_read is not None:
+                    on_read(min(1.0, handle.tell() / size))
                 try:
                     yield _longmemeval_question(data, number)
                 except BenchmarkFormatError as exc:

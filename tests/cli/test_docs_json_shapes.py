@@ -26,6 +26,7 @@ def keys(doc: object, real: object, where: str = "") -> None:
             if k in real and k not in (
                 "skipped",
                 "by_category",
+                "tokens_by_category",
                 "apart",
                 "recall_at",
                 "requests",

@@ -128,3 +128,45 @@ def test_a_broken_benchmark_file_is_explained():
     ).run()
     assert not at.exception, at.exception
     assert any("That file cannot be used" in shown(e.value) for e in at.error)
+
+
+def test_a_benchmark_by_path_runs_with_progress_and_draws_each_category(tmp_path):
+    """LoCoMo's folder by path: the CLI's table, a finished progress bar, and one chart
+    panel per category; a LongMemEval file by path is read as it streams, a limit kept."""
+    from pathlib import Path
+
+    from tests.cli.cli_support import cli
+    from tests.scenarios.test_locomo_release import FILES
+
+    folder = tmp_path / "locomo10"
+    folder.mkdir()
+    for name, conv in FILES.items():
+        (folder / name).write_text(json.dumps(conv), encoding="utf-8")
+    at = page()
+    next(r for r in at.radio if r.label == "Conversation").set_value("benchmark").run()
+    at.radio(key="bench-from").set_value("path").run()
+    at.text_input(key="bench-path").set_value(str(tmp_path / "nothing-here")).run()
+    assert any("No file or folder at" in shown(e.value) for e in at.error)
+    at.text_input(key="bench-path").set_value(str(folder)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("LoCoMo: 2 conversation(s)" in m.value for m in at.markdown)
+    at.button(key="bench-run").click().run()
+    assert not at.exception, at.exception
+    bar = at.get("progress")[0].proto
+    assert bar.value == 100 and "Done: 2 conversation(s)" in bar.text
+    report = at.session_state["bench_result"]["report"]
+    done = cli("recall", str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    assert report == json.loads(done.stdout)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    panels = {a["text"] for a in spec["layout"]["annotations"]}
+    assert panels == set(report["rows"][0]["by_category"]) and len(panels) > 1
+
+    sample = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures"
+    at.text_input(key="bench-path").set_value(str(sample / "longmemeval_sample.json")).run()
+    assert any("read question by question as it streams" in m.value for m in at.markdown)
+    at.number_input(key="bench-limit").set_value(2).run()
+    at.button(key="bench-run").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["bench_result"]["report"]["conversations"] == 2
+    assert "Done: 2 conversation(s), 2 questions" in at.get("progress")[0].proto.text
