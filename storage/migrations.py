@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 
 from storage.tables import (
     ADDED_COLUMNS,
+    PACKED_COLUMNS,
     compositions_metadata,
     meta_t,
     metadata,
@@ -59,8 +60,20 @@ def m005_sweep_kinds_and_arms(conn: Connection) -> None:
     """Sweeps of recall grids and of several models: `kind` on ml_sweeps, `arm` (which
     model) on its requests and batches, added where a database from before them lacks them
     (a database created since has them from migration 3, which builds today's tables)."""
+    _add_columns(conn, ADDED_COLUMNS)
+
+
+def m006_packed_bodies(conn: Connection) -> None:
+    """Bodies stored as plans over each session's messages (storage/deltas.py):
+    ``ml_messages``, ``ml_lane_log``, and ``body_format`` on ml_lane_turns where a database
+    lacks it."""
+    metadata.create_all(conn, checkfirst=True)
+    _add_columns(conn, PACKED_COLUMNS)
+
+
+def _add_columns(conn: Connection, columns: tuple[tuple[str, str, str], ...]) -> None:
     inspector = sa.inspect(conn)
-    for table, column, ddl in ADDED_COLUMNS:
+    for table, column, ddl in columns:
         if column not in {c["name"] for c in inspector.get_columns(table)}:
             conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
 
@@ -71,6 +84,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m003_sweeps,
     m004_compositions,
     m005_sweep_kinds_and_arms,
+    m006_packed_bodies,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -35,6 +35,7 @@ from storage.carried import adopt
 from storage.codec import decode_turn, read_export
 from storage.compositions import Compositions
 from storage.database import BUSY_TIMEOUT, Database
+from storage.deltas import LaneUnpacker, unpack_record
 from storage.errors import SessionNotFound
 from storage.records import (
     NAME_LIMIT,
@@ -44,7 +45,15 @@ from storage.records import (
     provider_from,
 )
 from storage.saved import SavedSession, SessionInfo, complete
-from storage.tables import lane_states_t, lane_turns_t, now, sessions_t, turns_t
+from storage.tables import (
+    lane_log_t,
+    lane_states_t,
+    lane_turns_t,
+    messages_t,
+    now,
+    sessions_t,
+    turns_t,
+)
 from storage.tracker import Tracker
 from storage.writes import SessionWrites, clean
 
@@ -170,6 +179,8 @@ class Store:
         lane record of that turn, so a session with a lost write still opens whole."""
         t, lt, ls = turns_t.c, lane_turns_t.c, lane_states_t.c
         body_column = lt.body if bodies else sa.null().label("body")
+        messages: dict[str, str] = {}
+        logs: dict[str, list[str]] = {}
         with self.db.read() as conn:
             query = sa.select(*_INFO_COLUMNS, _S.settings, _S.survival).where(_S.id == session_id)
             row = conn.execute(query).first()
@@ -179,21 +190,38 @@ class Store:
                 sa.select(t.turn, t.user_text).where(t.session_id == session_id)
             ).all()
             lane_rows = conn.execute(
-                sa.select(lt.lane, lt.record, body_column)
+                sa.select(lt.lane, lt.turn, lt.record, body_column, lt.body_format)
                 .where(lt.session_id == session_id)
                 .order_by(lt.lane, lt.turn)
             ).all()
+            if bodies:
+                m, g = messages_t.c, lane_log_t.c
+                found = conn.execute(sa.select(m.hash, m.message).where(m.session_id == session_id))
+                messages = {r.hash: r.message for r in found}
+                logged = conn.execute(
+                    sa.select(g.lane, g.hash)
+                    .where(g.session_id == session_id)
+                    .order_by(g.lane, g.seq)
+                )
+                for entry in logged:
+                    logs.setdefault(entry.lane, []).append(entry.hash)
             state_rows = conn.execute(
                 sa.select(ls.lane, ls.state).where(ls.session_id == session_id)
             ).all()
         info = _info(row)
         records: dict[str, list[LaneTurn]] = {name: [] for name in info.strategies}
+        unpackers: dict[str, LaneUnpacker] = {}
         for lane_row in lane_rows:
-            data = json.loads(lane_row.record)
-            data["body"] = json.loads(lane_row.body) if lane_row.body is not None else None
-            if lane_row.lane in records:
-                held = records[lane_row.lane]
-                held.append(decode_turn(data, f"lanes.{lane_row.lane}.turns[{len(held)}]"))
+            if lane_row.lane not in records:
+                continue  # a lane the session does not list (a damaged import)
+            data = unpack_record(json.loads(lane_row.record))
+            unpacker = unpackers.get(lane_row.lane)
+            if unpacker is None:
+                log = logs.get(lane_row.lane, [])
+                unpacker = unpackers[lane_row.lane] = LaneUnpacker(lane_row.lane, log, messages)
+            data["body"] = unpacker.body(lane_row.turn, lane_row.body, lane_row.body_format)
+            held = records[lane_row.lane]
+            held.append(decode_turn(data, f"lanes.{lane_row.lane}.turns[{len(held)}]"))
         texts = {r.turn: r.user_text for r in user_rows}
         from_lanes = {r.turn: r.user for rs in records.values() for r in rs}
         last = max([info.turns, *texts, *from_lanes], default=0)
@@ -265,7 +293,7 @@ class Store:
     def delete(self, session_id: str) -> bool:
         """Delete a session and everything saved with it; False if it did not exist."""
         with self.db.write() as conn:
-            for table in (lane_states_t, lane_turns_t, turns_t):
+            for table in (lane_states_t, lane_turns_t, lane_log_t, messages_t, turns_t):
                 conn.execute(sa.delete(table).where(table.c.session_id == session_id))
             done = conn.execute(sa.delete(sessions_t).where(_S.id == session_id))
         return done.rowcount == 1

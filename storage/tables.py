@@ -6,7 +6,11 @@ it imports no other storage module.
                      turn count and token totals (kept up to date by every write).
 * ``ml_turns``       the user messages, one row per turn number.
 * ``ml_lane_turns``  one row per lane per turn: the LaneTurn as JSON (its request body in a
-                     column of its own, so lists and charts load without the bodies).
+                     column of its own, so lists and charts load without the bodies; packed
+                     by storage/deltas.py where ``body_format`` says so).
+* ``ml_messages``    each distinct request message of a session once, by hash.
+* ``ml_lane_log``    each lane's message hashes in the order it first sent them (a packed
+                     body is slices of its lane's log).
 * ``ml_lane_states`` each lane's memory after its latest turn, to continue without any model
                      call (history pairs elided: they are the lane's recorded turns).
 * ``ml_meta``        ``schema``: the schema version last written (kept for older readers).
@@ -77,6 +81,24 @@ lane_turns_t = sa.Table(
     sa.Column("created_at", TS, nullable=False),
     sa.Column("record", sa.Text, nullable=False),  # LaneTurn JSON without its body
     sa.Column("body", sa.Text, nullable=True),  # the request body sent, JSON
+    sa.Column("body_format", sa.Integer, nullable=True),  # NULL: whole; else storage/deltas.py
+)
+
+messages_t = sa.Table(
+    "ml_messages",
+    metadata,
+    sa.Column("session_id", sa.String(ID_LIMIT), _session_fk(), primary_key=True),
+    sa.Column("hash", sa.String(32), primary_key=True),
+    sa.Column("message", sa.Text, nullable=False),  # one request message, JSON
+)
+
+lane_log_t = sa.Table(
+    "ml_lane_log",
+    metadata,
+    sa.Column("session_id", sa.String(ID_LIMIT), _session_fk(), primary_key=True),
+    sa.Column("lane", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("hash", sa.String(32), nullable=False),
 )
 
 lane_states_t = sa.Table(
@@ -167,12 +189,14 @@ sweep_batches_t = sa.Table(
     sa.Column("arm", sa.Integer, nullable=False, server_default="0"),
 )
 
-# (table, column, DDL) added by migration 4 to tables an older migration 3 created.
+# (table, column, DDL) added by migration 5 to tables an older migration 3 created.
 ADDED_COLUMNS = (
     ("ml_sweeps", "kind", "VARCHAR(20) NOT NULL DEFAULT 'survival'"),
     ("ml_sweep_requests", "arm", "INTEGER NOT NULL DEFAULT 0"),
     ("ml_sweep_batches", "arm", "INTEGER NOT NULL DEFAULT 0"),
 )
+# ... and by migration 6 to the lane turns an older migration 1 created.
+PACKED_COLUMNS = (("ml_lane_turns", "body_format", "INTEGER"),)
 
 
 compositions_metadata = sa.MetaData()

@@ -18,6 +18,7 @@ from lanes.lane import LaneTurn
 from lanes.session import Session
 from providers.redaction import redact
 from storage.database import Database
+from storage.deltas import LanePacker, Packed, pack_record
 from storage.errors import StoreError
 from storage.records import (
     NAME_LIMIT,
@@ -32,7 +33,17 @@ from storage.records import (
     total_tokens,
 )
 from storage.saved import SavedSession, valid_id
-from storage.tables import TS, lane_states_t, lane_turns_t, now, sessions_t, turns_t, upsert
+from storage.tables import (
+    TS,
+    lane_log_t,
+    lane_states_t,
+    lane_turns_t,
+    messages_t,
+    now,
+    sessions_t,
+    turns_t,
+    upsert,
+)
 
 _S = sessions_t.c
 
@@ -78,8 +89,35 @@ def clean(text: str, secrets: Iterable[str]) -> str:
 class SessionWrites:
     """The session writes of one database (see the module docstring)."""
 
+    PACKERS = 256  # lanes whose last body is remembered (a long-running app sees many)
+
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._packers: dict[tuple[str, str], LanePacker] = {}
+
+    def _packer(self, conn: Connection, session_id: str, lane: str) -> LanePacker:
+        """The lane's packer, its log read from the database the first time (and again if
+        another process has added to it since)."""
+        log = lane_log_t.c
+        packer = self._packers.pop((session_id, lane), None)
+        if packer is not None:
+            stored = conn.execute(
+                sa.select(sa.func.count()).where(log.session_id == session_id, log.lane == lane)
+            ).scalar_one()
+            if stored != len(packer.log):
+                packer = None
+        if packer is None:
+            packer = LanePacker(
+                conn.execute(
+                    sa.select(log.hash)
+                    .where(log.session_id == session_id, log.lane == lane)
+                    .order_by(log.seq)
+                ).scalars()
+            )
+        self._packers[(session_id, lane)] = packer  # the most recent last
+        while len(self._packers) > self.PACKERS:
+            del self._packers[next(iter(self._packers))]
+        return packer
 
     def begin_turn(
         self,
@@ -142,12 +180,6 @@ class SessionWrites:
         lane = session.lanes[record.lane]
         data, body = record_data(record)
         at = now()
-        values = {
-            "session_id": session.id, "turn": record.turn, "lane": record.lane,
-            "status": record.status, "prompt_tokens": prompt_tokens(record),
-            "total_tokens": total_tokens(record), "created_at": at,
-            "record": dumps(data, secrets), "body": None if body is None else dumps(body, secrets),
-        }  # fmt: skip
         lost = StoreError(
             f"session {session.id} was deleted or continued in another window; "
             f"turn {record.turn} of {record.lane} is not saved"
@@ -161,16 +193,23 @@ class SessionWrites:
                     raise lost
             params = {
                 "b_sid": session.id, "b_turn": record.turn, "b_lane": record.lane,
-                "b_writer": writer, "b_now": at, "b_prompt": values["prompt_tokens"],
-                "b_total": values["total_tokens"],
+                "b_writer": writer, "b_now": at, "b_prompt": prompt_tokens(record),
+                "b_total": total_tokens(record),
             }  # fmt: skip
             if conn.execute(_ACCOUNT, params).rowcount != 1:
                 raise lost
             self._user_row(conn, session.id, record.turn, record.user, secrets, at)
-            upsert(conn, lane_turns_t, values, True)
+            packer = self._packer(conn, session.id, record.lane)
+            packed = None if body is None else packer.pack(body, secrets)
+            if packed is not None:
+                _add_messages(conn, session.id, record.lane, packed)
+            upsert(conn, lane_turns_t, _lane_row(session.id, record, data, packed, secrets, at),
+                   True)  # fmt: skip
             state_json = dumps(self._compacted(conn, session.id, lane, record), secrets)
             state = {"session_id": session.id, "lane": record.lane, "turn": record.turn}
             upsert(conn, lane_states_t, {**state, "state": state_json}, True)
+        if packed is not None:
+            packer.commit(packed)
 
     def _compacted(self, conn: Connection, sid: str, lane: Any, record: LaneTurn) -> dict[str, Any]:
         """The lane's memory state compacted only against its rows that exist (this one
@@ -274,14 +313,29 @@ class SessionWrites:
             ]  # fmt: skip
             conn.execute(sa.insert(turns_t), rows)
         rows = []
-        for r in flat:
-            data, body = record_data(r)
-            rows.append(
-                {"session_id": saved.id, "turn": r.turn, "lane": r.lane, "status": r.status,
-                 "prompt_tokens": prompt_tokens(r), "total_tokens": total_tokens(r),
-                 "created_at": at, "record": dumps(data, secrets),
-                 "body": None if body is None else dumps(body, secrets)}
-            )  # fmt: skip
+        messages: dict[str, str] = {}
+        log_rows = []
+        by_lane: dict[str, list[LaneTurn]] = {}
+        for r in flat:  # by the lane each row is stored under
+            by_lane.setdefault(r.lane, []).append(r)
+        for lane_name, lane_records in by_lane.items():
+            packer = LanePacker()
+            for r in sorted(lane_records, key=lambda r: r.turn):
+                data, body = record_data(r)
+                packed = None if body is None else packer.pack(body, secrets)
+                if packed is not None:
+                    messages.update(packed.new)
+                    packer.commit(packed)
+                rows.append(_lane_row(saved.id, r, data, packed, secrets, at))
+            log_rows += [{"session_id": saved.id, "lane": lane_name, "seq": i, "hash": h}
+                         for i, h in enumerate(packer.log)]  # fmt: skip
+        if messages:
+            conn.execute(
+                sa.insert(messages_t),
+                [{"session_id": saved.id, "hash": h, "message": m} for h, m in messages.items()],
+            )
+        if log_rows:
+            conn.execute(sa.insert(lane_log_t), log_rows)
         if rows:
             conn.execute(sa.insert(lane_turns_t), rows)
         states = [
@@ -291,3 +345,33 @@ class SessionWrites:
             for name in saved.strategies
         ]  # fmt: skip
         conn.execute(sa.insert(lane_states_t), states)
+
+
+def _lane_row(
+    sid: str,
+    record: LaneTurn,
+    data: dict[str, Any],
+    packed: Packed | None,
+    secrets: Iterable[str],
+    at: datetime,
+) -> dict[str, Any]:
+    return {
+        "session_id": sid, "turn": record.turn, "lane": record.lane, "status": record.status,
+        "prompt_tokens": prompt_tokens(record), "total_tokens": total_tokens(record),
+        "created_at": at, "record": dumps(pack_record(data), secrets),
+        "body": None if packed is None else packed.text,
+        "body_format": None if packed is None else packed.body_format,
+    }  # fmt: skip
+
+
+def _add_messages(conn: Connection, sid: str, lane: str, packed: Packed) -> None:
+    """A packed body's new messages (kept if another lane stored them first) and its lane's
+    log entries."""
+    for digest, message in packed.new.items():
+        upsert(conn, messages_t, {"session_id": sid, "hash": digest, "message": message}, False)
+    if packed.appended:
+        conn.execute(
+            sa.insert(lane_log_t),
+            [{"session_id": sid, "lane": lane, "seq": packed.start + i, "hash": h}
+             for i, h in enumerate(packed.appended)],
+        )  # fmt: skip
