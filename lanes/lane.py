@@ -199,6 +199,31 @@ class MaintenanceRecord:
         )
 
 
+class MessageTable:
+    """Each distinct plain request message (role and text) a lane has sent, once: the bodies
+    it records share those dicts. A full-history lane resends every message each turn, so a
+    copy per turn would make memory grow with the square of the conversation. Safe because
+    recorded bodies are never mutated; what is shared equals what was sent."""
+
+    def __init__(self) -> None:
+        self._by_text: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def share(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(body)
+        messages = out.get("messages")
+        if isinstance(messages, list):
+            out["messages"] = [self._one(m) for m in messages]
+        return out
+
+    def _one(self, message: Any) -> Any:
+        if not isinstance(message, dict) or list(message) != ["role", "content"]:
+            return message
+        role, content = message["role"], message["content"]
+        if not (isinstance(role, str) and isinstance(content, str)):
+            return message
+        return self._by_text.setdefault((role, content), message)
+
+
 @dataclass(frozen=True)
 class LaneTurn:
     """One lane's record of one conversation turn: what was sent, what came back, what it cost."""
@@ -342,6 +367,7 @@ class Lane:
             params=self.params,
         )
         self.turns: list[LaneTurn] = []
+        self._messages = MessageTable()
         self._turn_numbers: list[int] = []  # strategy history index i -> conversation turn
 
     @property
@@ -437,7 +463,7 @@ class Lane:
         answered = replace(
             sent,
             reply=reply.text,
-            body=dict(reply.body) if reply.body is not None else None,
+            body=self._messages.share(reply.body) if reply.body is not None else None,
             billed_input=getattr(usage, "input", None) if usage else None,
             billed_output=getattr(usage, "output", None) if usage else None,
             latency_s=reply.latency_s,
