@@ -142,7 +142,8 @@ def best_first(scores: Mapping[int, float]) -> Iterator[tuple[int, float]]:
 
 
 class _Posting:
-    """One term's documents in id order, with their term frequencies and lengths."""
+    """One term's documents in id order, with their term frequencies and lengths. Shared by
+    an index and its copies: each reads only the ids up to its own document count."""
 
     __slots__ = ("ids", "lens", "tfs")
 
@@ -151,23 +152,41 @@ class _Posting:
         self.tfs: list[int] = []
         self.lens: list[int] = []
 
-    def __len__(self) -> int:
-        return len(self.ids)
+    def upto(self, count: int) -> int:
+        """How many of its documents are among documents 1..count."""
+        ids = self.ids
+        return len(ids) if not ids or ids[-1] <= count else bisect_right(ids, count)
 
     def add(self, doc_id: int, tf: int, length: int) -> None:
         self.ids.append(doc_id)
         self.tfs.append(tf)
         self.lens.append(length)
 
-    def copy(self) -> _Posting:
+    def cut(self, count: int) -> _Posting:
+        """A copy of its documents among 1..count."""
+        end = self.upto(count)
         other = _Posting()
-        other.ids, other.tfs, other.lens = list(self.ids), list(self.tfs), list(self.lens)
+        other.ids, other.tfs, other.lens = self.ids[:end], self.tfs[:end], self.lens[:end]
         return other
+
+
+class _Lineage:
+    """Which of an index and its copies may append to the structures they share: the one
+    copied last (a fork carries on; the index it was copied from is kept only to be read,
+    or dropped). The others read their own documents only, and copy before they write.
+    Appending, copying and taking ownership hold its lock (probes fork from other threads)."""
+
+    __slots__ = ("lock", "owner")
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        self.lock = threading.Lock()
 
 
 class BM25Index:
     """Documents numbered 1, 2, 3... in order (conversation turns); `best`/`ranked`/`search`
-    give (id, score) best first."""
+    give (id, score) best first. `copy` is O(1): a copy shares the postings, which only ever
+    grow, and each index reads the documents up to its own count."""
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75, common: float = 0.5) -> None:
         if not 0 < common <= 1:
@@ -177,36 +196,71 @@ class BM25Index:
         self._total_length = 0
         self._count = 0
         self._doc_terms: list[tuple[str, ...]] = [()]  # [i]: document i's distinct terms
-        self._entities: set[str] = set()  # terms ever written as a name or a number
+        self._entities: dict[str, int] = {}  # a name or number ever written: its first doc
+        self._lineage = _Lineage(self)
 
     def __len__(self) -> int:
         return self._count
 
     def copy(self) -> BM25Index:
-        """An independent copy (postings are copied; they change as documents are added)."""
+        """An independent copy. From the index that owns its structures: O(1), and the copy
+        owns them from then on; from any other: the documents it reads, copied."""
         other = BM25Index(k1=self.k1, b=self.b, common=self.common)
-        other._postings = {t: p.copy() for t, p in self._postings.items()}
         other._total_length = self._total_length
         other._count = self._count
-        other._doc_terms = list(self._doc_terms)
-        other._entities = set(self._entities)
+        with self._lineage.lock:
+            if self._lineage.owner is self:
+                other._postings, other._doc_terms, other._entities = (
+                    self._postings,
+                    self._doc_terms,
+                    self._entities,
+                )
+                other._lineage = self._lineage
+                self._lineage.owner = other
+            else:
+                other._take(self._postings, self._doc_terms, self._entities)
         return other
+
+    def _take(
+        self,
+        postings: Mapping[str, _Posting],
+        doc_terms: list[tuple[str, ...]],
+        entities: Mapping[str, int],
+    ) -> None:
+        """Own copies of shared structures, cut to this index's documents (called holding
+        the lock of the lineage they belong to)."""
+        n = self._count
+        self._postings = {t: p.cut(n) for t, p in postings.items() if p.upto(n)}
+        self._doc_terms = doc_terms[: n + 1]
+        self._entities = {t: d for t, d in entities.items() if d <= n}
+        self._lineage = _Lineage(self)
 
     def add(self, doc_id: int, text: str) -> None:
         """Index the next document: ids run 1, 2, 3... with no gaps."""
         if doc_id != self._count + 1:
             raise ValueError(f"the next document is {self._count + 1}, got {doc_id}")
         words = terms(text)
-        self._count = doc_id
-        self._total_length += len(words)
         counts = Counter(words)
-        for term, tf in counts.items():
-            posting = self._postings.get(term)
-            if posting is None:
-                posting = self._postings[term] = _Posting()
-            posting.add(doc_id, tf, len(words))
-        self._doc_terms.append(tuple(counts))
-        self._entities.update(entity_terms(text))
+        named = entity_terms(text)
+        while True:
+            lineage = self._lineage
+            with lineage.lock:
+                if lineage is not self._lineage:
+                    continue
+                if lineage.owner is not self:
+                    self._take(self._postings, self._doc_terms, self._entities)
+                    continue
+                for term, tf in counts.items():
+                    posting = self._postings.get(term)
+                    if posting is None:
+                        posting = self._postings[term] = _Posting()
+                    posting.add(doc_id, tf, len(words))
+                self._doc_terms.append(tuple(counts))
+                for term in named:
+                    self._entities.setdefault(term, doc_id)
+                self._total_length += len(words)
+                self._count = doc_id
+                return
 
     def doc_terms(self, doc_id: int) -> tuple[str, ...]:
         """Document `doc_id`'s distinct index terms, in the order they first appear."""
@@ -214,12 +268,12 @@ class BM25Index:
 
     def is_entity(self, term: str) -> bool:
         """True when `term` was ever written as a name (capitalised mid-sentence) or number."""
-        return term in self._entities
+        return self._entities.get(term, self._count + 1) <= self._count
 
     def df(self, term: str) -> int:
         """How many documents hold `term`."""
         posting = self._postings.get(term)
-        return len(posting) if posting else 0
+        return posting.upto(self._count) if posting else 0
 
     def idf(self, term: str) -> float:
         """BM25's idf of `term` over every document indexed: log(1 + (n - df + .5)/(df + .5))."""
@@ -237,8 +291,8 @@ class BM25Index:
         limit = self.common * self._count
         seen: list[str] = []
         for term in found:
-            posting = self._postings.get(term)
-            if posting and len(posting) <= limit and term not in seen:
+            df = self.df(term)
+            if 0 < df <= limit and term not in seen:
                 seen.append(term)
         return seen
 
@@ -269,7 +323,7 @@ class BM25Index:
         get = out.get
         for term, factor in weighted.items():
             posting = self._postings[term]
-            df = len(posting)
+            df = posting.upto(n)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             weight = idf * kp1 * factor
             ids, tfs, lens = posting.ids, posting.tfs, posting.lens
@@ -286,7 +340,8 @@ class BM25Index:
         if posting is None:
             return []
         ids = posting.ids
-        return ids if ids[-1] <= max_id else ids[: bisect_right(ids, max_id)]
+        top = min(max_id, self._count)
+        return ids if ids[-1] <= top else ids[: bisect_right(ids, top)]
 
     def best(
         self, query: str, *, max_id: int | None = None, neighbours: float = 0.0

@@ -148,16 +148,24 @@ def compact_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict
     (a turn whose write was lost keeps the pairs inline)."""
     memory = dict(state["memory"])
     numbers = state["turn_numbers"]
-    by_turn = {r.turn: r for r in records}
     pairs = memory.get("turns")
-    try:
-        derived = [[by_turn[t].user, by_turn[t].reply] for t in numbers]
-    except KeyError:
-        derived = None
-    if pairs is not None and derived is not None and [list(p) for p in pairs] == derived:
+    if pairs is not None and _pairs_are_records(pairs, numbers, {r.turn: r for r in records}):
         memory["turns"] = None
         memory["turns_from_records"] = True
     return {**state, "memory": memory}
+
+
+def _pairs_are_records(
+    pairs: Sequence[Sequence[str]], numbers: Sequence[int], by_turn: Mapping[int, LaneTurn]
+) -> bool:
+    """Whether history pair i is (user, reply) of the record of turn numbers[i], for all i."""
+    if len(pairs) != len(numbers):
+        return False
+    for number, pair in zip(numbers, pairs, strict=True):
+        record = by_turn.get(number)
+        if record is None or len(pair) != 2 or pair[0] != record.user or pair[1] != record.reply:
+            return False
+    return True
 
 
 def expand_state(
