@@ -15,8 +15,7 @@ How the grid becomes batches, and how upkeep is handled (the plan says it in wor
   interactive run.
 
 Generated replies are not batchable (each depends on the one before): a sweep refuses them.
-About 500 lines: the estimate, the plan and its replay share their helpers, and the recall
-sweeps (engines/sweep_recall.py) and multi-model sweeps build on the same ones.
+The recall sweeps (engines/sweep_recall.py) and multi-model sweeps build on the same helpers.
 """
 
 from __future__ import annotations

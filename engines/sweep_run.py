@@ -13,9 +13,6 @@ sweep whose requests each carry their arm. Requests go out in one batch per prov
 endpoint (Anthropic batches may mix models; OpenAI's hold one model each, so one per model
 there), and the result labels every row by its model. A recall sweep (kind "recall",
 engines/sweep_recall.py) runs through the same steps and ends in a RecallResult.
-
-A little over 400 lines: submit, poll, collect and resubmit share the arms' grouping and the
-store's states, and splitting them would spread one small life cycle over two files.
 """
 
 from __future__ import annotations

@@ -315,6 +315,17 @@ class LaneTurn:
 _TURN_FIELDS = frozenset(f.name for f in fields(LaneTurn))
 
 
+def _unfinished(answered: LaneTurn, reply: ReplyLike) -> LaneTurn:
+    """A reply that failed or ended early: INCOMPLETE if it has text, else ERROR."""
+    error = reply.error
+    return replace(
+        answered,
+        status=INCOMPLETE if reply.text else ERROR,
+        error=str(error) if error is not None else "the reply stream ended early",
+        error_kind=type(error).__name__ if error is not None else "Incomplete",
+    )
+
+
 def _cache_detail(usage: Any, name: str) -> int | None:
     value = (getattr(usage, "details", None) or {}).get(name) if usage else None
     return value if isinstance(value, int) else None
@@ -425,19 +436,7 @@ class Lane:
                 self.name, turn, user_text, OVERFLOW, error=str(exc), error_kind="ContextOverflow"
             )
             return self._store(record)
-        prep_calls = tuple(MaintenanceRecord.of(c) for c in request.maintenance)
-        sent = LaneTurn(
-            self.name,
-            turn,
-            user_text,
-            ERROR,
-            n_messages=len(request.messages) + 1,
-            counted=request.tokens.content,
-            counted_overhead=request.tokens.with_overhead,
-            estimate=request.tokens.estimate,
-            account=self._account(request),
-            maintenance=prep_calls,
-        )
+        sent = self._sent(turn, user_text, request)
 
         def delta(text: str) -> None:
             if is_cancelled():
@@ -459,8 +458,42 @@ class Lane:
             return self._store(failed)
         if is_cancelled():
             return self._store(_cancelled(sent))
+        answered = self._answered(sent, reply)
+        if reply.error is not None or not reply.complete:
+            self.strategy = work
+            return self._store(_unfinished(answered, reply))
+        if on_reply is not None:
+            on_reply(reply.text)
+        calls = work.commit(user_text, reply.text)
+        maintenance = sent.maintenance + tuple(MaintenanceRecord.of(c) for c in calls)
+        if is_cancelled():  # stopped during upkeep: the fork, and the turn with it, is dropped
+            return self._store(_cancelled(replace(answered, maintenance=maintenance)))
+        self.strategy = work
+        self._turn_numbers.append(turn)
+        record = replace(answered, status=OK, maintenance=maintenance)
+        return self._store(record)
+
+    def _sent(self, turn: int, user_text: str, request: Request) -> LaneTurn:
+        """The record of a request about to be sent (an error until a reply says otherwise),
+        with the upkeep calls made while preparing it."""
+        return LaneTurn(
+            self.name,
+            turn,
+            user_text,
+            ERROR,
+            n_messages=len(request.messages) + 1,
+            counted=request.tokens.content,
+            counted_overhead=request.tokens.with_overhead,
+            estimate=request.tokens.estimate,
+            account=self._account(request),
+            maintenance=tuple(MaintenanceRecord.of(c) for c in request.maintenance),
+        )
+
+    def _answered(self, sent: LaneTurn, reply: ReplyLike) -> LaneTurn:
+        """`sent` with what the provider answered: text, body (its messages shared with the
+        lane's earlier bodies), usage, timings, model, cache split, sharing."""
         usage = reply.usage
-        answered = replace(
+        return replace(
             sent,
             reply=reply.text,
             body=self._messages.share(reply.body) if reply.body is not None else None,
@@ -473,26 +506,6 @@ class Lane:
             cache_write_input=_cache_detail(usage, "cache_write_tokens"),
             shared=tuple(getattr(reply, "shared", ()) or ()),
         )
-        if reply.error is not None or not reply.complete:
-            self.strategy = work
-            error = reply.error
-            record = replace(
-                answered,
-                status=INCOMPLETE if reply.text else ERROR,
-                error=str(error) if error is not None else "the reply stream ended early",
-                error_kind=type(error).__name__ if error is not None else "Incomplete",
-            )
-            return self._store(record)
-        if on_reply is not None:
-            on_reply(reply.text)
-        calls = work.commit(user_text, reply.text)
-        maintenance = prep_calls + tuple(MaintenanceRecord.of(c) for c in calls)
-        if is_cancelled():  # stopped during upkeep: the fork, and the turn with it, is dropped
-            return self._store(_cancelled(replace(answered, maintenance=maintenance)))
-        self.strategy = work
-        self._turn_numbers.append(turn)
-        record = replace(answered, status=OK, maintenance=maintenance)
-        return self._store(record)
 
     def _store(self, record: LaneTurn) -> LaneTurn:
         if self.turns and self.turns[-1].turn == record.turn:

@@ -1,10 +1,10 @@
 """Named rankings of the retrieved block: which scoring terms bridge a question's words and
 its evidence's (memory/strategies/recall.py applies them), as plain data.
 
-"bm25" is plain BM25 (with neighbours); "bridged", the default, adds the terms that measured
-well on both long-memory worlds (bench/bench_recall.py): names and numbers weighted, relative
-time mapped to the sessions' dates. Query expansion and session scores are there to measure
-(off: they did not pay). "dense" (bridged fused with WordLlama vectors) is offered only where
+"bm25" is plain BM25 (with neighbours); "bridged", the default, adds terms that bridge a
+question and its evidence: names and numbers weighted, relative time mapped to the sessions'
+dates (bench/bench_recall.py compares the rankings). Query expansion and session scores are
+options, off by default. "dense" (bridged fused with WordLlama vectors) is offered only where
 the `wordllama` wheel is installed; it is not a dependency. May import: nothing.
 """
 

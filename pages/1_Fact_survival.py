@@ -4,9 +4,8 @@ Two verdicts per fact, strategy and N: is the fact in the payload (deterministic
 the model recall it. The run happens in a background job; this page shows its progress,
 can cancel it (the rows so far are kept), and draws the heat maps when it is done.
 
-Over 400 lines as one page's form, plan, progress and results read top to bottom; the
-settings parsing lives in ui/survival_form.py, the own-log import in ui/own_log.py, the engine
-in engines/survival/.
+The settings parsing lives in ui/survival_form.py, the own-log import in ui/own_log.py, the
+engine in engines/survival/.
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@ transcript and replay it through any strategies.
 Every conversation of the main page is saved turn by turn (storage/store.py). Opening a session
 here reads it; continuing or presenting it makes it this browser session's conversation on
 the main page. Nothing on this page is shared between browser sessions except the store.
-
-Longer than ~400 lines because it is one page script with two tabs (saved sessions, import
-and replay) sharing this page's state; its widgets would move to ui/ in a split.
 """
 
 from __future__ import annotations

@@ -10,9 +10,7 @@ A batch line's body is `build_body`'s body, the one the interactive path sends, 
 streaming fields taken out (the batch endpoints answer whole messages, never streams), so a
 sweep asks the model exactly what a live run would. Results come back as the same `Reply`
 and `Usage` the live path gives; a line that failed, expired or never ran carries its error.
-
-Over 400 lines on purpose: submit, poll and collect for both providers share their
-normalisation, and splitting them would scatter one small protocol over several files.
+Submit, poll and collect for both providers share one normalisation.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ travel, money and books, with facts planted at known turns and questions about t
 Filler turns reuse the questions' words on purpose (other people adopting pets, other
 offices, rent in general), so a keyword match is not enough to find the evidence.
 
-Over 400 lines on purpose: most of the module is its text bank (people, templates, look-alike
-lines); the generator itself is `_plan` and `generate`.
+Most of the module is its text bank (people, templates, look-alike lines); the generator
+itself is `_plan` and `generate`.
 """
 
 from __future__ import annotations
