@@ -40,7 +40,7 @@ from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
 from scenarios.filler import BANK, TOPICS, TranscriptError, parse_transcript
 from ui import navigation, strategy_sources
-from ui.app_state import AppConfig, keyed_settings
+from ui.app_state import AppConfig, keyed_settings, main_config
 from ui.own_log import own_log_section
 from ui.page_jobs import job_board, job_state
 from ui.picker import strategy_picker
@@ -66,12 +66,6 @@ ESTIMATE_FIELDS = (
     "rows",
     "exact",
 )
-
-
-def main_config() -> AppConfig:
-    """The main page's settings (its model and lanes), or the defaults if it was not opened."""
-    config = st.session_state.get("config")
-    return config if isinstance(config, AppConfig) else AppConfig.default()
 
 
 def lane_choices(config: AppConfig) -> list[StrategyChoice]:

@@ -12,17 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from engines import transcripts
-from lanes import jobs
-from lanes.lane import lane_title
-from memory.registry import REGISTRY
-from present import export
-from present.lanes import comparison_figure, cumulative_figure, lane_figure
-from storage.store import SavedSession, SessionInfo, SessionNotFound, Store, StoreError
+from storage.store import SessionNotFound, Store, StoreError
 from ui import navigation, persistence
-from ui.app_state import AppConfig, LaneChoice, keyed_settings, maintenance_settings
-from ui.page_jobs import job_board, take_finished
+from ui.app_state import main_config
 from ui.picker import by_name, strategy_picker
+from ui.replay_job import collect_replay, replay_progress, start_replay
 from ui.safe import md, plain
+from ui.session_view import FLASH, downloads, flash, go_main, label, list_rows, show_session
 from ui.transcript_picker import ACCEPTED, FILE_TYPES, pick_conversation
 
 navigation.page_config("Sessions · Memory Lab", "🗂️")
@@ -36,34 +32,7 @@ st.session_state.setdefault("sessions_selected", None)
 st.session_state.setdefault("sessions_open", None)
 st.session_state.setdefault("sessions_confirm_delete", None)
 st.session_state.setdefault("sessions_job", None)
-st.session_state.setdefault("sessions_flash", None)
-
-
-def main_config() -> AppConfig:
-    config = st.session_state.get("config")
-    return config if isinstance(config, AppConfig) else AppConfig.default()
-
-
-def when(info: SessionInfo) -> str:
-    return info.updated.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-def label(info: SessionInfo) -> str:
-    mark = " · interrupted" if info.interrupted else ""
-    return f"{info.name} · {when(info)} · {info.turns} turns{mark}"
-
-
-def titles(names: tuple[str, ...]) -> str:
-    """Lane labels as titles ('Summary buffer · gpt-4o-mini'); unknown ones as they are."""
-    strategies = [n.split(" ", 1)[0] for n in names]
-    return ", ".join(
-        lane_title(REGISTRY[s].title, s, n) if s in REGISTRY else n
-        for s, n in zip(strategies, names, strict=True)
-    )
-
-
-def flash(message: str) -> None:
-    st.session_state.sessions_flash = message
+st.session_state.setdefault(FLASH, None)
 
 
 # ---- header ------------------------------------------------------------------------------
@@ -79,129 +48,11 @@ st.caption(
         store.display_url,
     )
 )
-if st.session_state.sessions_flash:
-    st.success(plain(st.session_state.sessions_flash))
-    st.session_state.sessions_flash = None
+if st.session_state[FLASH]:
+    st.success(plain(st.session_state[FLASH]))
+    st.session_state[FLASH] = None
 
 saved_tab, import_tab = st.tabs(["Saved sessions", "Import a transcript"])
-
-
-# ---- one session, read-only ----------------------------------------------------------------
-def show_session(saved: SavedSession, *, payloads: bool) -> None:
-    info = saved.info
-    names = saved.titles()
-    price = export.price_of(saved)
-    st.subheader(plain(saved.name))
-    st.caption(
-        md(
-            "{} · {} turns · {} strategies · {:,} tokens · source: {} · id {}",
-            when(info),
-            info.turns,
-            len(saved.strategies),
-            info.total_tokens,
-            info.source,
-            saved.id,
-        )
-    )
-    if saved.interrupted:
-        st.warning(
-            f"Interrupted turn(s): {', '.join(map(str, saved.interrupted))} — the app stopped "
-            "before every lane answered. Continue the session to retry those lanes."
-        )
-    left, right = st.columns(2)
-    left.plotly_chart(
-        comparison_figure(saved.records, names), width="stretch", key=f"open-cmp-{saved.id}"
-    )
-    right.plotly_chart(
-        cumulative_figure(saved.records, names), width="stretch", key=f"open-cum-{saved.id}"
-    )
-    summaries = export.lane_summaries(saved, price)
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "Strategy": s.title,
-                    "Turns ok": s.turns_ok,
-                    "Failed": s.turns_failed,
-                    "Interrupted": s.turns_interrupted,
-                    "Prompt tokens (counted)": s.prompt_counted,
-                    "First prompt": s.first_prompt,
-                    "Last prompt": s.last_prompt,
-                    "Upkeep tokens": s.upkeep_tokens,
-                    "All tokens": s.total_tokens,
-                    "Cost (USD)": None if s.cost is None else round(s.cost, 5),
-                }
-                for s in summaries
-            ]
-        ),
-        hide_index=True,
-        width="stretch",
-    )
-    columns = st.columns(min(3, len(saved.strategies)))
-    for i, name in enumerate(saved.strategies):
-        with columns[i % len(columns)]:
-            st.markdown(md("**{}**", names[name]))
-            st.plotly_chart(
-                lane_figure(name, saved.records[name], height=280),
-                width="stretch",
-                key=f"open-lane-{saved.id}-{name}",
-                config={"displayModeBar": False},
-            )
-    heatmaps = export.survival_figures(saved)
-    if heatmaps:
-        st.subheader("Fact survival")
-        for i, fig in enumerate(heatmaps):
-            st.plotly_chart(fig, width="stretch", key=f"open-survival-{saved.id}-{i}", theme=None)
-    st.subheader("Conversation")
-    for turn, user in enumerate(saved.user_turns, start=1):
-        mark = " (interrupted)" if turn in saved.interrupted else ""
-        with st.expander(f"Turn {turn}{mark}: {plain(user[:80])}", expanded=turn == 1):
-            st.markdown(f"**You:** {plain(user)}")
-            for name in saved.strategies:
-                r = saved.records[name][turn - 1]
-                text = (
-                    plain(r.reply)
-                    if r.ok
-                    else md(":red[{}: {} — {}]", r.status, r.error_kind, r.error or "")
-                )
-                st.markdown(md("**{}** · {:,} prompt tokens  \n", names[name], r.counted) + text)
-                if payloads and r.body is not None:
-                    st.json(r.body, expanded=False)
-
-
-def downloads(session_id: str, stem: str) -> None:
-    """Exports, generated when clicked (a report embeds Plotly: ~5 MB)."""
-    with_payloads = st.checkbox(
-        "Include each turn's payloads in the HTML report", key=f"dl-payloads-{session_id}"
-    )
-
-    def load() -> SavedSession:
-        return store.load(session_id, bodies=True)
-
-    downloads = [
-        (
-            "HTML report",
-            lambda: export.to_html(load(), payloads=with_payloads),
-            "html",
-            "text/html",
-        ),
-        ("Markdown summary", lambda: export.to_markdown(load()), "md", "text/markdown"),
-        ("CSV (per turn)", lambda: export.to_csv(load()), "csv", "text/csv"),
-        ("JSON (whole session)", lambda: export.to_json(load()), "json", "application/json"),
-    ]
-    for column, (label, make, suffix, mime) in zip(st.columns(4), downloads, strict=True):
-        column.download_button(
-            label, make, f"{stem}.{suffix}", mime, width="stretch", on_click="ignore"
-        )
-
-
-def go_main(session_id: str, *, present: bool) -> None:
-    try:
-        session, config = persistence.continue_saved(session_id, main_config())
-    except (SessionNotFound, StoreError, ValueError) as exc:
-        st.error(md("Cannot continue this session: {}", exc))
-        return
-    persistence.open_in_main(session, config, present=present)
 
 
 # ---- the list ------------------------------------------------------------------------------
@@ -217,24 +68,7 @@ with saved_tab:
             "completes), or import a transcript in the next tab."
         )
     else:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "Name": i.name,
-                        "Updated": when(i),
-                        "Turns": i.turns,
-                        "Tokens": i.total_tokens,
-                        "Status": "interrupted" if i.interrupted else "complete",
-                        "Strategies": titles(i.strategies),
-                        "Source": i.source,
-                    }
-                    for i in infos
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
-        )
+        st.dataframe(pd.DataFrame(list_rows(infos)), hide_index=True, width="stretch")
         by_id = {i.id: i for i in infos}
         ids = list(by_id)
         current = st.session_state.sessions_selected
@@ -299,7 +133,7 @@ with saved_tab:
 
         st.markdown("**Export**")
         stem = f"memory-lab-{chosen}"
-        downloads(chosen, stem)
+        downloads(store, chosen, stem)
 
         if st.session_state.sessions_open in by_id:
             st.divider()
@@ -310,77 +144,6 @@ with saved_tab:
                 st.session_state.sessions_open = None
             else:
                 show_session(saved, payloads=payloads)
-
-
-# ---- import and replay --------------------------------------------------------------------
-def start_replay(
-    transcript: transcripts.Transcript,
-    strategies: list[str],
-    mode: str,
-    system_prompt: str,
-    name: str,
-    config: AppConfig,
-) -> None:
-    provider = keyed_settings(config.provider)
-    maintenance = maintenance_settings(config.provider)
-    # each picked strategy's lanes on the main page (their own models too), else its defaults
-    chosen = [
-        lane
-        for s in strategies
-        for lane in [x for x in config.lanes if x.strategy == s]
-        or [LaneChoice(s, REGISTRY[s].defaults())]
-    ]
-    run = config.replace(system_prompt=system_prompt, lanes=tuple(chosen))
-    lanes = persistence.lane_specs(run)
-    app = persistence.app_settings(run)
-
-    def work(job: jobs.Job) -> str:
-        session = transcripts.replay(
-            transcript,
-            lanes,
-            provider=provider,
-            maintenance=maintenance,
-            mode=mode,
-            system_prompt=system_prompt,
-            name=name,
-            on_start=lambda s: store.track(s, app=app, source=f"import · {mode}"),
-            on_turn=lambda done, total: job.set_progress((done, total)),
-            cancelled=job.cancel_event.is_set,
-        )
-        return session.id
-
-    job = job_board().submit(work, name="replay")
-    st.session_state.sessions_job = job.id
-
-
-@st.fragment(run_every=1.0)
-def replay_progress() -> None:
-    job = job_board().get(st.session_state.sessions_job)
-    if job is None or job.done:
-        st.rerun()
-        return
-    done, total = job.progress or (0, 1)
-    st.progress(
-        done / max(1, total), text=f"Replayed {done} of {total} turns · {job.elapsed:.0f} s"
-    )
-    if st.button("■ Stop (keep the turns so far)", disabled=job.cancel_event.is_set()):
-        job.cancel()
-
-
-def collect_replay() -> None:
-    finished = take_finished("sessions_job", lost="it was lost (the app restarted): run it again")
-    if finished is None:
-        return
-    if finished.error:
-        st.error(md("The replay failed: {}", finished.error))
-    elif finished.result:
-        st.session_state.sessions_selected = finished.result
-        st.session_state.sessions_open = finished.result
-        flash(
-            "Replay saved: it is selected in the Saved sessions tab (open it, continue it, "
-            "or export it)."
-        )
-        st.rerun()
 
 
 with import_tab:
@@ -442,7 +205,9 @@ with import_tab:
                 if not strategies:
                     st.error("Pick at least one strategy.")
                 else:
-                    start_replay(transcript, strategies, mode, prompts[prompt_label], name, config)
+                    start_replay(
+                        store, transcript, strategies, mode, prompts[prompt_label], name, config
+                    )
                     st.rerun()
     if st.session_state.sessions_job:
         replay_progress()

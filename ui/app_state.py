@@ -155,6 +155,12 @@ class AppConfig:
         return config, config.labels()[-1]
 
 
+def main_config() -> AppConfig:
+    """The main page's settings (its model and lanes), or the defaults if it was not opened."""
+    config = st.session_state.get("config")
+    return config if isinstance(config, AppConfig) else AppConfig.default()
+
+
 def add_lane(choice: StrategyChoice, provider: ProviderChoice | None = None) -> str:
     """Add a lane running `choice` (on `provider`, else the session's) to the main page's
     lanes and return its label; the main page starts a new conversation with it. A lane
