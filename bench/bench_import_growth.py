@@ -68,6 +68,7 @@ def child(turns: int, db: Path, time_limit: float) -> dict[str, float]:
         on_start=store.track,
         on_turn=lambda done, total: stamps.append(time.perf_counter()),
         cancelled=lambda: time.perf_counter() > deadline,
+        lean=True,  # as the Sessions page imports (ui/replay_job.py)
     )
     seconds = time.perf_counter() - start
     store.close()

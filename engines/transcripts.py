@@ -226,13 +226,17 @@ def replay(
     on_start: Callable[[Session], Any] | None = None,
     on_turn: Callable[[int, int], Any] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    lean: bool = False,
 ) -> Session:
     """Run every user turn of `transcript` through `lanes`; returns the Session.
 
     `mode` is ``fresh`` (new replies from the model) or ``recorded`` (the transcript's
     replies; no model call except upkeep). `on_start(session)` runs before the first turn
     (track the session there to save each turn as it completes); `on_turn(done, total)`
-    after each; `cancelled()` is checked before each turn (the turns so far are kept)."""
+    after each; `cancelled()` is checked before each turn (the turns so far are kept).
+    `lean`: each record is kept in memory without its bodies once `on_start`'s tracker has
+    saved it (an import read back from the store), so memory grows with the turns, not
+    with their payloads."""
     if mode not in MODES:
         raise ValueError(f"mode is {FRESH!r} or {RECORDED!r}, got {mode!r}")
     base = transport or session_module.ProvidersTransport()
@@ -247,6 +251,7 @@ def replay(
         maintenance=maintenance,
         transport=recorded or base,
         name=name,
+        lean=lean,
     )
     if on_start is not None:
         on_start(session)

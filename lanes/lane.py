@@ -267,6 +267,17 @@ class LaneTurn:
     def ok(self) -> bool:
         return self.status == OK
 
+    def lean(self) -> LaneTurn:
+        """This record without what only its views and exports read: its request body, its
+        upkeep calls' bodies and its account's turn lists. What a turn keeps in memory once
+        it is saved, in a session that is saved as it runs and not drawn (an import)."""
+        account = replace(
+            self.account, kept=(), dropped=(), summarised=(), retrieved=(),
+            parts=tuple(replace(p, turns=()) for p in self.account.parts),
+        )  # fmt: skip
+        maintenance = tuple(replace(m, body=None) for m in self.maintenance)
+        return replace(self, body=None, maintenance=maintenance, account=account)
+
     @property
     def maintenance_tokens(self) -> int:
         """Tokens spent on this turn's upkeep calls (billed where known, else counted input)."""
@@ -506,6 +517,11 @@ class Lane:
             cache_write_input=_cache_detail(usage, "cache_write_tokens"),
             shared=tuple(getattr(reply, "shared", ()) or ()),
         )
+
+    def lean_last(self, record: LaneTurn) -> None:
+        """Keep `record`, the lane's latest, as its `lean` form (it has been saved)."""
+        if self.turns and self.turns[-1] is record:
+            self.turns[-1] = record.lean()
 
     def _store(self, record: LaneTurn) -> LaneTurn:
         if self.turns and self.turns[-1].turn == record.turn:

@@ -78,6 +78,7 @@ class Session:
         name: str = "",
         upkeep: UpkeepLimits | None = None,
         share: bool = False,
+        lean: bool = False,
     ) -> None:
         if not lanes:
             raise ValueError("pick at least one strategy to run")
@@ -89,6 +90,9 @@ class Session:
         self.maintenance = maintenance or provider
         self.counter = TokenCounter.for_model(getattr(provider, "model", None))
         self.upkeep = upkeep  # None: upkeep calls may write as much as a reply
+        # lean: once a store's tracker has saved a record, it is kept in memory without its
+        # bodies and turn lists (LaneTurn.lean): an import nobody draws
+        self.lean = lean
         # label -> the settings that lane calls with (its own, else the session's), and those
         # its upkeep calls (summaries, extraction) go through
         self.providers: dict[str, ProviderSettings] = {

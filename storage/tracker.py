@@ -78,6 +78,8 @@ class Tracker:
             self._repair(session)
             if not self._save_lane(session, record):
                 self.unsaved_lanes[(record.turn, record.lane)] = record
+            elif session.lean:  # saved: the store has its bodies (Session's `lean`)
+                session.lanes[record.lane].lean_last(record)
 
     def _save_lane(self, session: Session, record: LaneTurn) -> bool:
         def write() -> None:

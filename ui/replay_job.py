@@ -53,6 +53,7 @@ def start_replay(
             on_start=lambda s: store.track(s, app=app, source=f"import · {mode}"),
             on_turn=lambda done, total: job.set_progress((done, total)),
             cancelled=job.cancel_event.is_set,
+            lean=True,  # the page reads the session back from the store
         )
         return session.id
 

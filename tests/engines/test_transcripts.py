@@ -244,3 +244,27 @@ def test_replay_can_be_cancelled_between_turns_and_needs_a_system_prompt():
         replay(parse("User: hi"), LANES, provider=openai_settings(), transport=FakeTransport())
     with pytest.raises(ValueError, match="mode is"):
         replay(parse(TEXT), LANES, provider=openai_settings(), mode="later")
+
+
+def test_a_lean_import_saves_everything_and_keeps_no_bodies_in_memory(tmp_path):
+    """The Sessions page's import (lean): the store holds every body and turn list exactly
+    as a kept-in-memory replay records them, while the live session holds none."""
+
+    def run(lean: bool):
+        store = Store(f"sqlite:///{tmp_path / f'lean-{lean}.sqlite3'}")
+        session = replay(parse(TEXT), LANES, provider=openai_settings(), transport=FakeTransport(),
+                         on_start=store.track, lean=lean)  # fmt: skip
+        return session, store.load(session.id).records
+
+    full, full_saved = run(False)
+    lean, lean_saved = run(True)
+    assert [r.body for rs in lean_saved.values() for r in rs] == [
+        r.body for rs in full.records().values() for r in rs
+    ]
+    assert lean_saved.keys() == full_saved.keys()
+    for name, records in lean_saved.items():
+        for a, b in zip(records, full_saved[name], strict=True):
+            assert (a.body, a.account, a.maintenance) == (b.body, b.account, b.maintenance)
+    held = [r for rs in lean.records().values() for r in rs]
+    assert held and all(r.body is None and not r.account.kept for r in held)
+    assert [r.reply for r in held] == [r.reply for rs in full.records().values() for r in rs]
