@@ -399,7 +399,13 @@ def stream_longmemeval(
                 except BenchmarkFormatError as exc:
                     yield f"{path.name}: {exc}"
         except ijson.JSONError as exc:
-            yield f"{path.name}: the file ends or breaks after question {number} ({exc})"
+            yield f"{path.name}: the file ends or breaks after question {number} ({_why(exc)})"
+
+
+def _why(exc: Exception) -> str:
+    """A JSON parser's error without the file's text it quotes (the page may be shown a file
+    its viewer could not read otherwise): its first line."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0].strip()
 
 
 def sniff(path: Path) -> str:
@@ -418,7 +424,7 @@ def sniff(path: Path) -> str:
                 elif event == "end_map" and prefix in ("", "item"):
                     break
         except ijson.JSONError as exc:
-            raise BenchmarkFormatError(f"not a JSON file ({exc})") from None
+            raise BenchmarkFormatError(f"not a JSON file ({_why(exc)})") from None
     if "haystack_sessions" in keys:
         return "longmemeval"
     if "qa" in keys and ("conversation" in keys or "speaker_a" in keys):

@@ -123,3 +123,20 @@ def test_the_generated_file_has_the_release_s_fields_and_sizes(tmp_path):
     conversations = [c for c in stream_longmemeval(path) if not isinstance(c, str)]
     assert len(conversations) == 16
     assert all(q.evidence for c in conversations for q in c.questions)
+
+
+def test_a_file_that_is_not_json_is_named_without_quoting_its_text(tmp_path):
+    """The Long recall page reads paths on the server: its message never shows their text."""
+    import pytest
+
+    from scenarios.benchmarks import BenchmarkFormatError
+
+    secret = tmp_path / "notes.txt"
+    secret.write_text("root:x:0:0:PRIVATE-LINE:/root:/bin/bash\n", encoding="utf-8")
+    with pytest.raises(BenchmarkFormatError) as caught:
+        sniff(secret)
+    assert "not a JSON file" in str(caught.value) and "PRIVATE" not in str(caught.value)
+    broken = tmp_path / "longmemeval_s.json"
+    broken.write_text('[{"question_id": "q1", "PRIVATE-TAIL": @@', encoding="utf-8")
+    reasons = [i for i in stream_longmemeval(broken) if isinstance(i, str)]
+    assert reasons and all("PRIVATE" not in r for r in reasons)
