@@ -250,32 +250,6 @@ def summarise(setting: Setting, results: list[BenchResult]) -> BenchRow:
     )
 
 
-def run_benchmark(
-    dataset: Dataset,
-    settings: Iterable[Setting],
-    *,
-    counter: TokenCounter | None = None,
-    on_row: Callable[[BenchRow], None] | None = None,
-) -> BenchReport:
-    """Every setting over every conversation of `dataset`: one row per setting."""
-    counter = counter or TokenCounter()
-    rows = []
-    for setting in settings:
-        results: list[BenchResult] = []
-        for conv in dataset.conversations:
-            results += run_conversation(conv, setting, counter)
-        row = summarise(setting, results)
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-    unresolved = tuple(
-        f"{q.id}: {i}" for c in dataset.conversations for q in c.questions for i in q.unresolved
-    )
-    notes = tuple(f"{c.id}: {n}" for c in dataset.conversations for n in c.notes)
-    return BenchReport(dataset.name, len(dataset.conversations), dataset.questions, tuple(rows),
-                       unresolved, notes, dataset.skipped)  # fmt: skip
-
-
 class Checkpoint:
     """A run's finished conversations, one JSON line each (its id and its results per
     setting), after a first line naming the settings. Appended as conversations finish, so
@@ -379,15 +353,15 @@ class Progress:
     share: float
 
 
-def run_dataset(
+def run_benchmark(
     dataset: Dataset,
     settings: Iterable[Setting],
     *,
     counter: TokenCounter | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> BenchReport:
-    """`run_benchmark`'s report, conversation by conversation, telling `on_progress`
-    after each one."""
+    """Every setting over every conversation of `dataset` (one row per setting), run
+    conversation by conversation, telling `on_progress` after each one."""
     total = len(dataset.conversations)
 
     def tell(done: int) -> None:
@@ -424,7 +398,7 @@ def run_path(
         dataset = load_path(path, name)
         if limit is not None:
             dataset = Dataset(dataset.name, dataset.conversations[:limit], dataset.skipped)
-        return run_dataset(dataset, settings, counter=counter, on_progress=on_progress)
+        return run_benchmark(dataset, settings, counter=counter, on_progress=on_progress)
     read = [0.0]
 
     def tell(done: int) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from engines.benchmarks import DEFAULT_SETTINGS, Progress, run_dataset, run_path, streams
+from engines.benchmarks import DEFAULT_SETTINGS, Progress, run_benchmark, run_path, streams
 from engines.benchmarks import table_rows as bench_rows
 from engines.recall import Setting
 from memory.errors import MemoryLabError
@@ -124,7 +124,7 @@ def benchmark_file(settings: Mapping[str, Setting]) -> None:
             else:
                 if limit:
                     dataset = Dataset(dataset.name, dataset.conversations[:limit], dataset.skipped)
-                report = run_dataset(dataset, chosen, on_progress=tell)
+                report = run_benchmark(dataset, chosen, on_progress=tell)
         except (BenchmarkFormatError, ValueError, OSError) as exc:
             st.error(md("That file cannot be used: {}", exc))
             return

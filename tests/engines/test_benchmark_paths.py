@@ -1,6 +1,6 @@
 """A benchmark run from a path as its authors ship it, with progress (issue 37): the CLI and
-the Long recall page both go through `run_path` / `run_dataset`, which give
-`run_benchmark`'s report and tell how far they are after each conversation; each row also
+the Long recall page both go through `run_path` / `run_benchmark`, which give one report
+however the benchmark is read and tell how far they are after each conversation; each row also
 carries the mean tokens per category that the per-category chart draws."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from engines.benchmarks import (
     Progress,
     run_benchmark,
     run_conversation,
-    run_dataset,
     run_path,
 )
 from memory.tokens import TokenCounter
@@ -65,7 +64,7 @@ def test_resuming_is_refused_for_a_file_that_is_loaded_whole(forms, tmp_path):  
 def test_each_row_holds_the_mean_tokens_of_each_category_s_scored_questions():
     dataset = load_longmemeval(LONGMEMEVAL.read_bytes())
     counter = TokenCounter()
-    report = run_dataset(dataset, DEFAULT_SETTINGS, counter=counter)
+    report = run_benchmark(dataset, DEFAULT_SETTINGS, counter=counter)
     for setting, row in zip(DEFAULT_SETTINGS, report.rows, strict=True):
         results = [r for c in dataset.conversations
                    for r in run_conversation(c, setting, counter)]  # fmt: skip
