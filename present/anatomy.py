@@ -64,9 +64,13 @@ def _segments(anatomy: Anatomy, *, with_free: bool) -> list[tuple[str, int, str]
     """(key, tokens, hover text) of a bar, bottom to top."""
     segments = []
     for part in anatomy.parts:
-        label = PART_LABELS.get(part.name, part.name)
+        label = plotly(PART_LABELS.get(part.name, part.name))  # an imported part's name
         segments.append(
-            (part.name, part.tokens, f"{label}: {part.tokens:,} tokens<br>{holds(anatomy, part)}")
+            (
+                part.name,
+                part.tokens,
+                f"{label}: {part.tokens:,} tokens<br>{plotly(holds(anatomy, part))}",
+            )
         )
     segments.append(
         (
@@ -94,13 +98,13 @@ def _style(key: str, *, outline: bool = True) -> tuple[str, str, dict[str, objec
         # outlined in the one-bar-per-lane view; in the turn-by-turn panels the free columns
         # are a plain light background (thirty outlines read as stripes on a projector)
         return FREE_LABEL, FREE_COLOR, {"line": {"color": "#CBD5E1", "width": 1 if outline else 0}}
-    return PART_LABELS.get(key, key), PART_COLORS.get(key, "#888888"), {}
+    return plotly(PART_LABELS.get(key, key)), PART_COLORS.get(key, "#888888"), {}
 
 
 def _upkeep_hover(anatomy: Anatomy) -> str:
     if not anatomy.upkeep:
         return f"{UPKEEP_LABEL}: none this turn"
-    kinds = ", ".join(f"{kind} {tokens:,}" for kind, tokens in anatomy.upkeep)
+    kinds = ", ".join(f"{plotly(kind)} {tokens:,}" for kind, tokens in anatomy.upkeep)
     return f"{UPKEEP_LABEL}: {anatomy.upkeep_tokens:,} tokens<br>{kinds}"
 
 
@@ -127,7 +131,7 @@ def _lane_traces(
                 offset=-0.42,
                 width=0.58,
                 name=label,
-                legendgroup=key,
+                legendgroup=plotly(key),
                 showlegend=key not in legend,
                 marker={"color": colour, **extra},
                 hovertext=[stack[index][2] for stack in stacks],
@@ -354,7 +358,7 @@ def comparison_anatomy_figure(
                 offset=-0.4,
                 width=0.56,
                 name=label,
-                legendgroup=key,
+                legendgroup=plotly(key),
                 marker={"color": colour, **extra},
                 hovertext=[stack[index][2] for stack in stacks],
                 hovertemplate="%{y} · %{hovertext}<extra></extra>",

@@ -25,11 +25,13 @@ from typing import Any
 
 _ESCAPES = str.maketrans({c: "\\" + c for c in string.punctuation})
 _LINE_ENDS = re.compile(r"\r\n|\r|\n|\u2028|\u2029|\x85|\x0b|\x0c")
+_LONE_SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 
 def lines(text: str) -> list[str]:
-    """`text` split at every line ending Markdown or HTML may honour."""
-    return _LINE_ENDS.split(text)
+    """`text` split at every line ending Markdown or HTML may honour; a lone surrogate (kept
+    byte for byte in the store, but no page, chart or file can encode it) drawn as U+FFFD."""
+    return _LINE_ENDS.split(_LONE_SURROGATES.sub("\ufffd", text))
 
 
 def plain(text: object) -> str:

@@ -194,3 +194,37 @@ def test_the_html_report_carries_the_anatomy(session):
     assert "id='anatomy'" in page
     assert 'id="fig-anatomy-turn"' in page and 'id="fig-anatomy-grid"' in page
     assert "Recent turns" in page and "Upkeep calls (outside the request)" in page
+
+
+HOSTILE = "<img src=x onerror=alert(1)><b>bold</b> \ud800"
+
+
+def _hostile(record: LaneTurn) -> LaneTurn:
+    """`record` as an imported file may have it: its part names, fact keys and upkeep kinds
+    are markup and a lone surrogate (the store keeps them byte for byte)."""
+    data = record.as_dict()
+    account = data["account"]
+    account["parts"] = [[HOSTILE + str(i), *p[1:]] for i, p in enumerate(account["parts"])]
+    account["facts"] = {HOSTILE: "x"}
+    for call in data["maintenance"]:
+        call["kind"] = HOSTILE
+    return LaneTurn.from_dict(data)
+
+
+def test_imported_part_names_fact_keys_and_upkeep_kinds_are_drawn_as_text(session):
+    """Everything a record names is drawn as text in every anatomy figure, and each figure
+    serialises (as the HTML report does) with a lone surrogate in it."""
+    records = {n: [_hostile(r) if r.account.parts else r for r in rs]
+               for n, rs in session.records().items()}  # fmt: skip
+    assert any(r.maintenance for rs in records.values() for r in rs)
+    names = titles(session)
+    figures = [
+        comparison_anatomy_figure(records, names, turn=session.turn, window=2000, reserve=150),
+        anatomy_grid_figure(records, names, window=2000, reserve=150),
+        lane_anatomy_figure("hybrid", HOSTILE, records["hybrid"], window=2000, reserve=150),
+    ]
+    for fig in figures:
+        drawn = json.dumps(fig.to_plotly_json(), default=str)
+        assert "<img" not in drawn and "<b>bold" not in drawn
+        assert "&lt;img src=x" in drawn
+        fig.to_html(include_plotlyjs=False)  # raised on a lone surrogate before
