@@ -168,6 +168,68 @@ def _pairs_are_records(
     return True
 
 
+class PairCheck:
+    """`compact_state` for one lane saved turn by turn, each history pair compared with its
+    saved row once. A strategy's history only grows and hands out the same pair objects each
+    time (memory/strategies/base.History.pairs), so when the last pair checked is still the
+    same object at its place, the pairs before it are unchanged; any other history (restored,
+    replaced, a framework lane's own) is checked from its start. `saved`: the lane's turns
+    whose rows exist in the store."""
+
+    def __init__(self, saved: Iterable[int]) -> None:
+        self.saved = set(saved)
+        self._checked = 0
+        self._last: Any = None
+
+    def compact(
+        self, state: Mapping[str, Any], records: Sequence[LaneTurn], record: LaneTurn
+    ) -> tuple[dict[str, Any], tuple[int, Any]]:
+        """`state` compacted as `compact_state` does it against the saved rows and `record`
+        (being written), and how far the pairs are now checked: hand that to `written` once
+        the row and state are stored."""
+        memory = dict(state["memory"])
+        numbers, pairs = state["turn_numbers"], memory.get("turns")
+        if pairs is None or len(pairs) != len(numbers):
+            return {**state, "memory": memory}, (0, None)
+        start = self._checked
+        if not (0 < start <= len(pairs) and pairs[start - 1] is self._last):
+            start = 0
+        done: tuple[int, Any] = (start, self._last if start else None)
+        wanted = numbers[start:]
+        found = _records_of(wanted, records, record)
+        for number, pair in zip(wanted, pairs[start:], strict=True):
+            rec = found.get(number)
+            if rec is None or not (number in self.saved or number == record.turn):
+                break
+            if len(pair) != 2 or pair[0] != rec.user or pair[1] != rec.reply:
+                break
+            done = (done[0] + 1, pair)
+        if done[0] == len(pairs):
+            memory["turns"] = None
+            memory["turns_from_records"] = True
+        return {**state, "memory": memory}, done
+
+    def written(self, turn: int, done: tuple[int, Any]) -> None:
+        """The row of `turn` and the state `compact` returned `done` with are stored."""
+        self.saved.add(turn)
+        self._checked, self._last = done
+
+
+def _records_of(
+    numbers: Sequence[int], records: Sequence[LaneTurn], record: LaneTurn
+) -> dict[int, LaneTurn]:
+    """The records of `numbers` (`record` for its own turn), found from the end of `records`:
+    the pairs left to check are the latest, so this costs what they cost."""
+    wanted = set(numbers)
+    found = {record.turn: record} if record.turn in wanted else {}
+    for rec in reversed(records):
+        if len(found) == len(wanted):
+            break
+        if rec.turn in wanted and rec.turn not in found:
+            found[rec.turn] = rec
+    return found
+
+
 def expand_state(
     state: Mapping[str, Any],
     records: Sequence[LaneTurn],

@@ -296,6 +296,7 @@ class Store:
             for table in (lane_states_t, lane_turns_t, lane_log_t, messages_t, turns_t):
                 conn.execute(sa.delete(table).where(table.c.session_id == session_id))
             done = conn.execute(sa.delete(sessions_t).where(_S.id == session_id))
+        self.writes.forget(session_id)
         return done.rowcount == 1
 
     def attach_survival(self, session_id: str, result: Mapping[str, Any] | None) -> None:

@@ -6,6 +6,7 @@ repository's collaborator for them; every row it writes goes through `clean` (te
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -22,6 +23,7 @@ from storage.deltas import LanePacker, Packed, pack_record
 from storage.errors import StoreError
 from storage.records import (
     NAME_LIMIT,
+    PairCheck,
     compact_state,
     default_name,
     dumps,
@@ -89,22 +91,27 @@ def clean(text: str, secrets: Iterable[str]) -> str:
 class SessionWrites:
     """The session writes of one database (see the module docstring)."""
 
-    PACKERS = 256  # lanes whose last body is remembered (a long-running app sees many)
+    LANES = 256  # lanes whose packer and pair check are kept (a long-running app sees many)
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self._packers: dict[tuple[str, str], LanePacker] = {}
+        self._checks: dict[tuple[str, str], PairCheck] = {}
+        self._caches = threading.Lock()  # lanes write from their own threads
 
     def _packer(self, conn: Connection, session_id: str, lane: str) -> LanePacker:
         """The lane's packer, its log read from the database the first time (and again if
         another process has added to it since)."""
         log = lane_log_t.c
-        packer = self._packers.pop((session_id, lane), None)
+        with self._caches:
+            packer = self._packers.pop((session_id, lane), None)
         if packer is not None:
-            stored = conn.execute(
-                sa.select(sa.func.count()).where(log.session_id == session_id, log.lane == lane)
+            last = conn.execute(
+                sa.select(sa.func.max(log.seq)).where(
+                    log.session_id == session_id, log.lane == lane
+                )
             ).scalar_one()
-            if stored != len(packer.log):
+            if (-1 if last is None else last) + 1 != len(packer.log):  # seq counts from 0
                 packer = None
         if packer is None:
             packer = LanePacker(
@@ -114,10 +121,36 @@ class SessionWrites:
                     .order_by(log.seq)
                 ).scalars()
             )
-        self._packers[(session_id, lane)] = packer  # the most recent last
-        while len(self._packers) > self.PACKERS:
-            del self._packers[next(iter(self._packers))]
+        self._keep(self._packers, (session_id, lane), packer)
         return packer
+
+    def forget(self, session_id: str) -> None:
+        """Drop what is kept of a session's lanes (it was deleted)."""
+        with self._caches:
+            for cache in (self._packers, self._checks):
+                for key in [k for k in cache if k[0] == session_id]:
+                    del cache[key]
+
+    def _keep(self, cache: dict[Any, Any], key: Any, value: Any) -> None:
+        """Put `value` last in a lane cache, dropping the oldest beyond `LANES`."""
+        with self._caches:
+            cache[key] = value
+            while len(cache) > self.LANES:
+                del cache[next(iter(cache))]
+
+    def _check(self, conn: Connection, session_id: str, lane: str) -> PairCheck:
+        """The lane's pair check, its saved turns read from the database the first time."""
+        with self._caches:
+            check = self._checks.pop((session_id, lane), None)
+        if check is None:
+            lt = lane_turns_t.c
+            check = PairCheck(
+                conn.execute(
+                    sa.select(lt.turn).where(lt.session_id == session_id, lt.lane == lane)
+                ).scalars()
+            )
+        self._keep(self._checks, (session_id, lane), check)
+        return check
 
     def begin_turn(
         self,
@@ -205,24 +238,29 @@ class SessionWrites:
                 _add_messages(conn, session.id, record.lane, packed)
             upsert(conn, lane_turns_t, _lane_row(session.id, record, data, packed, secrets, at),
                    True)  # fmt: skip
-            state_json = dumps(self._compacted(conn, session.id, lane, record), secrets)
+            check, state_data, checked = self._compacted(conn, session.id, lane, record)
             state = {"session_id": session.id, "lane": record.lane, "turn": record.turn}
-            upsert(conn, lane_states_t, {**state, "state": state_json}, True)
+            upsert(conn, lane_states_t, {**state, "state": dumps(state_data, secrets)}, True)
         if packed is not None:
             packer.commit(packed)
+        check.written(record.turn, checked)
 
-    def _compacted(self, conn: Connection, sid: str, lane: Any, record: LaneTurn) -> dict[str, Any]:
+    def _compacted(
+        self, conn: Connection, sid: str, lane: Any, record: LaneTurn
+    ) -> tuple[PairCheck, dict[str, Any], tuple[int, Any]]:
         """The lane's memory state compacted only against its rows that exist (this one
         included): a turn whose write was lost, and whose repair failed too, keeps its pair
-        inline, so the state never names a missing row."""
-        lt = lane_turns_t.c
-        saved = set(
-            conn.execute(
-                sa.select(lt.turn).where(lt.session_id == sid, lt.lane == record.lane)
-            ).scalars()
-        )
-        rows = [r for r in lane.turns if r.turn in saved and r.turn != record.turn]
-        return compact_state(lane.memory_state(), [*rows, record])
+        inline, so the state never names a missing row. A state the kept check cannot compact
+        is checked again against the rows read anew (another path may have written some)."""
+        state = lane.memory_state()
+        check = self._check(conn, sid, record.lane)
+        data, checked = check.compact(state, lane.turns, record)
+        if "turns_from_records" not in data["memory"]:
+            with self._caches:
+                self._checks.pop((sid, record.lane), None)
+            check = self._check(conn, sid, record.lane)
+            data, checked = check.compact(state, lane.turns, record)
+        return check, data, checked
 
     def _user_row(
         self, conn: Connection, sid: str, turn: int, text: str, secrets: Iterable[str], at: Any

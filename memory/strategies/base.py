@@ -75,6 +75,7 @@ class History:
         self.turns: list[Turn] = []
         self._flat: list[Message] = []  # turn i's messages at 2(i-1), 2(i-1)+1
         self._prefix: list[int] = [0]  # _prefix[i] = tokens of turns 1..i
+        self._pairs: list[list[str]] = []  # [user, assistant] per turn, as a snapshot holds it
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -84,6 +85,7 @@ class History:
         turn = Turn(len(self.turns) + 1, user, assistant)
         self.turns.append(turn)
         self._flat.extend(turn.messages())
+        self._pairs.append([user, assistant])
         tokens = self.counter.count(user) + self.counter.count(assistant)
         self._prefix.append(self._prefix[-1] + tokens)
         return turn
@@ -94,11 +96,17 @@ class History:
         other.turns = list(self.turns)
         other._flat = list(self._flat)
         other._prefix = list(self._prefix)
+        other._pairs = list(self._pairs)
         return other
 
     def turn(self, index: int) -> Turn:
         """Turn `index` (1-based)."""
         return self.turns[index - 1]
+
+    def pairs(self) -> list[list[str]]:
+        """Every turn as [user, assistant]: a new list of pair lists that are shared between
+        calls and with copies (a turn never changes once stored, so nobody may change them)."""
+        return list(self._pairs)
 
     def messages(self, indices: Sequence[int]) -> list[Message]:
         """The user/assistant messages of the given turns (ascending); ranges are one slice."""
@@ -192,7 +200,7 @@ class Strategy:
         """The strategy's memory as plain JSON-ready data (for saving a session)."""
         return {
             "strategy": self.name,
-            "turns": [[t.user, t.assistant] for t in self.history.turns],
+            "turns": self.history.pairs(),
             "summary": self.summary,
             "summarised": len(self.summarised),
             "facts": dict(self.facts),
