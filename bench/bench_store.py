@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engines.sessions import RunOptions, continue_stored  # noqa: E402
 from lanes.session import LaneSpec, Session  # noqa: E402
 from memory.registry import DEFAULT_LANES, REGISTRY  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
@@ -144,7 +145,9 @@ def main() -> None:
     reopened.load(session.id, bodies=False)
     light_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    reopened.continue_session(session.id, provider=session.provider, transport=transport)
+    continue_stored(
+        reopened, session.id, RunOptions(provider=session.provider, transport=transport)
+    )
     continue_s = time.perf_counter() - t0
     assert saved.records == session.records(), "the reloaded session differs"
     assert infos[0].lane_turns == args.turns * len(session.lanes)

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engines import sessions
+from engines.sessions import RunOptions
 from lanes import session as session_module
 from lanes.lane import ReplyLike
 from lanes.session import LaneSpec, Session, Transport
@@ -244,15 +246,8 @@ def replay(
     prompt = system_prompt if system_prompt is not None else transcript.system
     if not prompt:
         raise ValueError("the transcript has no system prompt: choose one")
-    session = Session(
-        system_prompt=prompt,
-        lanes=lanes,
-        provider=provider,
-        maintenance=maintenance,
-        transport=recorded or base,
-        name=name,
-        lean=lean,
-    )
+    run = RunOptions(provider, maintenance, recorded or base, lean=lean)
+    session = sessions.start(prompt, lanes, run, name=name)
     if on_start is not None:
         on_start(session)
     total = len(transcript.turns)

@@ -19,7 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lanes.session import LaneSpec, Session, UpkeepLimits  # noqa: E402
+from engines import sessions  # noqa: E402
+from engines.sessions import RunOptions  # noqa: E402
+from lanes.session import LaneSpec, UpkeepLimits  # noqa: E402
 from scenarios import fincoach  # noqa: E402
 from storage.store import SavedSession  # noqa: E402
 from ui.app_state import AppConfig, keyed_settings  # noqa: E402
@@ -32,11 +34,10 @@ def main() -> None:
     args = parser.parse_args()
     config = AppConfig.default()
     choice = config.provider
-    session = Session(
-        system_prompt=fincoach.SYSTEM_PROMPT,
-        lanes=[LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
-        provider=keyed_settings(choice),
-        upkeep=UpkeepLimits() if choice.short_upkeep else None,
+    session = sessions.start(
+        fincoach.SYSTEM_PROMPT,
+        [LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
+        RunOptions(keyed_settings(choice), upkeep=UpkeepLimits() if choice.short_upkeep else None),
         name="FinCoach demo (recorded)",
     )
     for text in fincoach.DEMO_TURNS:

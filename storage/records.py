@@ -134,14 +134,6 @@ def lane_entry(label: str, lane: Any) -> dict[str, Any]:
     return entry
 
 
-def provider_from(public: Mapping[str, Any] | None) -> Any:
-    """ProviderSettings rebuilt from their saved public form; ValueError when it is not one.
-    Where the key goes is never taken from the data: lanes/endpoint_policy.py decides."""
-    from lanes.endpoint_policy import saved_settings
-
-    return saved_settings(public)
-
-
 def compact_state(state: Mapping[str, Any], records: Sequence[LaneTurn]) -> dict[str, Any]:
     """A lane's memory state without its history pairs when they equal its recorded turns.
     `records` must be rows that exist in the store: a pair is referenced only by a saved row

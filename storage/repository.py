@@ -3,7 +3,8 @@ database URL. The top of storage/'s chain (tables -> migrations -> record codec 
 
     store = Store()                      # data/memory_lab.sqlite3, or $MEMORY_LAB_DB_URL
     store.track(session, app={...})      # saves every turn of a live Session as it completes
-    store.list(); store.load(id); store.continue_session(id); store.rename(id, n); store.delete(id)
+    store.list(); store.load(id); store.rename(id, n); store.delete(id)
+    engines.sessions: a saved session as a live one (storage hands back records only)
     store.compositions.save(c)           # saved compositions (storage/compositions.py)
 
 Every user turn and every lane turn is written in its own transaction as it happens, so a
@@ -29,7 +30,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from lanes.lane import LaneTurn
-from lanes.session import Session, Transport
+from lanes.session import Session
 from providers.redaction import env_key_values, secrets_of
 from storage.carried import adopt
 from storage.codec import decode_turn, read_export
@@ -42,7 +43,6 @@ from storage.records import (
     dumps,
     expand_state,
     fresh_state,
-    provider_from,
 )
 from storage.saved import SavedSession, SessionInfo, complete
 from storage.tables import (
@@ -246,31 +246,6 @@ class Store:
                 memory=memory,
                 survival=json.loads(row.survival) if row.survival else None,
             )
-        )
-
-    def continue_session(
-        self,
-        session_id: str,
-        *,
-        provider: Any | None = None,
-        maintenance: Any | None = None,
-        transport: Transport | None = None,
-    ) -> Session:
-        """A live Session restored from a saved one (no model call), to add turns to it.
-        `provider` defaults to the saved provider settings, with the endpoint and key source
-        taken from the catalog, never from the data. Not tracked yet: call `track` on it."""
-        saved = self.load(session_id)
-        if provider is None:
-            provider = provider_from(saved.settings.get("provider"))
-            if maintenance is None and saved.settings.get("maintenance"):
-                maintenance = provider_from(saved.settings["maintenance"])
-        public = {n: saved.lane_provider(n) for n in saved.strategies}
-        return Session.from_snapshot(
-            saved.snapshot(),
-            provider=provider,
-            maintenance=maintenance,
-            transport=transport,
-            lane_providers={n: provider_from(p) for n, p in public.items() if p},
         )
 
     # -- editing --

@@ -14,6 +14,8 @@ from typing import Any
 
 import streamlit as st
 
+from engines import sessions
+from engines.sessions import RunOptions
 from lanes import endpoint_policy
 from lanes.session import LaneSpec, Session, UpkeepLimits
 from memory.errors import MemoryLabError
@@ -159,22 +161,20 @@ def lane_choices(config: AppConfig, session: Session) -> dict[str, LaneChoice]:
     }
 
 
-def run_options(config: AppConfig) -> dict[str, Any]:
+def run_options(config: AppConfig) -> RunOptions:
     """What a session built from `config` runs with besides its lanes: the one place the
     page's provider choice becomes the Session's call settings (new and restored alike)."""
-    return {
-        "provider": keyed_settings(config.provider),
-        "maintenance": maintenance_settings(config.provider),
-        "upkeep": UpkeepLimits() if config.provider.short_upkeep else None,
-        "share": config.provider.share_identical,
-    }
+    return RunOptions(
+        provider=keyed_settings(config.provider),
+        maintenance=maintenance_settings(config.provider),
+        upkeep=UpkeepLimits() if config.provider.short_upkeep else None,
+        share=config.provider.share_identical,
+    )
 
 
 def new_session(config: AppConfig) -> Session:
     """A fresh conversation with the configured lanes, saved turn by turn."""
-    session = Session(
-        system_prompt=config.system_prompt, lanes=lane_specs(config), **run_options(config)
-    )
+    session = sessions.start(config.system_prompt, lane_specs(config), run_options(config))
     attach(session, config)
     return session
 
@@ -221,14 +221,14 @@ def status(session: Session) -> tuple[bool, str]:
 def restore(saved: SavedSession, config: AppConfig) -> Session:
     """A saved session as a live one (no model call) running with `config` (from
     `config_for`: the provider chosen here); not attached to the store."""
-    return Session.from_snapshot(
-        saved.snapshot(),
+    return sessions.resume(
+        saved,
+        run_options(config),
         lane_providers={  # by the saved labels: a lane on another provider keeps its label
             name: keyed_settings(lane.provider)
             for name, lane in zip(saved.strategies, config.lanes, strict=True)
             if lane.provider
         },
-        **run_options(config),
     )
 
 

@@ -27,6 +27,7 @@ CHILD = textwrap.dedent(
     """
     import sys, threading
     import providers
+    from engines.sessions import RunOptions, continue_stored
     from lanes.session import LaneSpec, Session
     from providers.fake import FakeTransport
     from storage.store import Store
@@ -39,7 +40,7 @@ CHILD = textwrap.dedent(
         session = Session(system_prompt="Be brief.", lanes=[LaneSpec(n) for n in lanes],
                           provider=settings, transport=transport)
     else:
-        session = store.continue_session(sid, provider=settings, transport=transport)
+        session = continue_stored(store, sid, RunOptions(provider=settings, transport=transport))
     tracker = store.track(session)
     out = threading.Lock()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+from engines.sessions import RunOptions, continue_stored
 from storage.store import Store
 from tests.storage.kill_support import LANES, kill_run, two_writers
 from tests.storage.store_support import make_session
@@ -101,7 +102,7 @@ def test_a_session_deleted_elsewhere_is_not_brought_back_by_a_retry(tmp_path):
     session = make_session(lanes=("full",))
     store.track(session)
     session.run_turn("hello")
-    again = store.continue_session(session.id, provider=session.provider)
+    again = continue_stored(store, session.id, RunOptions(provider=session.provider))
     tracker = store.track(again)
     store.delete(session.id)
     tracker(again, again.lanes["full"].turns[-1])  # a late write for the deleted session

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engines.sessions import RunOptions, continue_stored
 from memory.errors import InvalidMessage
 from present import export
 from providers.fake import FakeTransport
@@ -57,8 +58,8 @@ def test_a_session_missing_a_user_turn_row_opens_continues_and_exports(db, tmp_p
     saved = store.load(session.id)  # was KeyError: 4
     assert saved.user_turns == ("one", "two", "three", "four")  # repaired from the lane records
     assert saved.records == session.records()
-    again = store.continue_session(
-        session.id, provider=openai_settings(), transport=FakeTransport()
+    again = continue_stored(
+        store, session.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
     assert again.user_turns == ["one", "two", "three", "four"]
     assert "two" in export.to_markdown(saved)
@@ -84,8 +85,8 @@ def test_ordinary_text_is_saved_byte_for_byte(db, monkeypatch):
     assert saved.user_turns == tuple(session.user_turns)
     assert saved.records == session.records()  # replies and exact request bodies included
     assert ORDINARY in export.to_json(saved)
-    continued = Store(db).continue_session(
-        session.id, provider=openai_settings(), transport=FakeTransport()
+    continued = continue_stored(
+        Store(db), session.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
     request = continued.lanes["full"].strategy.prepare("next")
     assert ORDINARY in [m.content for m in request.messages]
@@ -126,17 +127,17 @@ def test_an_imported_export_never_restores_an_endpoint_or_key_variable(db, monke
         base_url="https://evil.example/v1", key_env="OPENAI_API_KEY"
     )
     data["info"]["id"] = data["id"] = "evil1"
-    provider = store.continue_session(store.import_json(json.dumps(data))).provider
+    provider = continue_stored(store, store.import_json(json.dumps(data))).provider
     assert provider.base_url is None and provider.key_env is None  # OpenAI's own endpoint
 
     data["settings"]["provider"].update(kind="openai_compatible")
     new_id = store.import_json(json.dumps(data))
     with pytest.raises(ValueError, match="custom endpoint"):
-        store.continue_session(new_id)
+        continue_stored(store, new_id)
 
     groq = "https://api.groq.com/openai/v1"
     data["settings"]["provider"].update(base_url=groq, key_env="OPENAI_API_KEY")
-    provider = store.continue_session(store.import_json(json.dumps(data))).provider
+    provider = continue_stored(store, store.import_json(json.dumps(data))).provider
     assert (provider.base_url, provider.key_env) == (groq, "GROQ_API_KEY")  # from the catalog
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import providers
+from engines.sessions import RunOptions, continue_stored
 from lanes.session import LaneSpec, Session
 from present import export
 from providers.fake import FakeTransport
@@ -43,7 +44,7 @@ def test_saved_turn_by_turn_then_reopened_sends_identical_payloads(tmp_path):
     assert saved.lane_provider(SB4)["model"] == "gpt-4" and saved.lane_provider(SB) is None
     assert saved.titles()[SB4] == "Summary buffer · gpt-4"
     assert saved.records == session.records()
-    reopened = store.continue_session(session.id, transport=FakeTransport())
+    reopened = continue_stored(store, session.id, RunOptions(transport=FakeTransport()))
     assert reopened.providers[SB4].model == "gpt-4"
     assert reopened.providers[SB].model == "gpt-4o-mini"
     assert next_bodies(reopened) == next_bodies(session)
@@ -74,7 +75,7 @@ def test_a_format_3_file_with_one_strategy_on_two_models_opens_and_continues(tmp
     assert saved.params(SB9) == {"budget": 900}
     store = Store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
     new_id = store.import_json(FIXTURE.read_text())
-    live = store.continue_session(new_id, transport=FakeTransport())
+    live = continue_stored(store, new_id, RunOptions(transport=FakeTransport()))
     assert live.providers[SB9].model == "gpt-4" and live.lanes[SB9].strategy_name == SB
     assert all(r.ok for r in live.run_turn("And my salary?").values())
 

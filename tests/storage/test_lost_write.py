@@ -11,6 +11,7 @@ import sqlite3
 
 import pytest
 
+from engines.sessions import continue_stored
 from storage.records import INTERRUPTED
 from storage.store import Store
 from tests.storage.store_support import make_session
@@ -54,7 +55,7 @@ def test_a_lost_lane_turn_whose_repair_fails_loses_that_turn_only(tmp_path, lane
         assert loaded.records[name] == expected
     # the saved memory is the lane's own (the lost turn's pair kept inline, not by reference)
     assert loaded.memory[lane] == session.lanes[lane].memory_state()
-    continued = Store(f"sqlite:///{path}").continue_session(session.id)
+    continued = continue_stored(Store(f"sqlite:///{path}"), session.id)
     continued.run_turn("Thanks.")
     assert [r.turn for r in continued.lanes[lane].turns][-1] == 5
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engines.sessions import RunOptions, continue_stored
 from providers.fake import FakeTransport
 from storage.store import (
     FORMAT,
@@ -49,7 +50,9 @@ def test_an_old_database_opens_migrates_and_continues(old_db):
     assert saved.records["full"][2].reply.startswith("Reply to: I currently have no investments")
     assert saved.params("window") == {"k": 1}
 
-    session = store.continue_session(OLD_ID, provider=openai_settings(), transport=FakeTransport())
+    session = continue_stored(
+        store, OLD_ID, RunOptions(provider=openai_settings(), transport=FakeTransport())
+    )
     tracker = store.track(session)
     session.run_turn("And now?")
     assert tracker.error is None and store.info(OLD_ID).turns == 4

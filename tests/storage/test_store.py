@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engines.sessions import RunOptions, continue_stored
 from lanes.lane import ERROR
 from lanes.session import Session
 from present import export
@@ -74,8 +75,8 @@ def test_a_continued_session_sends_exactly_what_the_original_would_have(db):
     store.track(original)
     run_demo(original, 4)
 
-    again = Store(db).continue_session(
-        original.id, provider=openai_settings(), transport=FakeTransport()
+    again = continue_stored(
+        Store(db), original.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
     assert again.snapshot()["lanes"] == original.snapshot()["lanes"]
     assert again.id == original.id and again.turn == 4
@@ -94,7 +95,7 @@ def test_continuing_rebuilds_the_provider_from_the_saved_settings(db):
     session = make_session(provider=openai_settings(api_key=PLANTED))
     store.track(session)
     run_demo(session, 1)
-    again = store.continue_session(session.id, transport=FakeTransport())
+    again = continue_stored(store, session.id, RunOptions(transport=FakeTransport()))
     assert again.provider.model == "gpt-4o-mini" and again.provider.kind == "openai"
     assert again.provider.api_key is None  # never saved: read from the environment again
 
@@ -119,8 +120,8 @@ def test_a_turn_cut_short_is_marked_interrupted_and_its_lanes_can_be_retried(db)
     # the charts skip the interrupted lanes' missing point instead of drawing a zero
     assert saved_figures(saved)["comparison"][2][1] == [1, 2]
 
-    again = store.continue_session(
-        session.id, provider=openai_settings(), transport=FakeTransport()
+    again = continue_stored(
+        store, session.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
     store.track(again)
     assert not again.pending_lanes()  # nothing reruns by itself...
@@ -141,11 +142,11 @@ def test_a_session_continued_in_two_windows_is_never_overwritten(db):
     session = make_session()
     store.track(session)
     run_demo(session, 2)
-    first = store.continue_session(
-        session.id, provider=openai_settings(), transport=FakeTransport()
+    first = continue_stored(
+        store, session.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
-    second = store.continue_session(
-        session.id, provider=openai_settings(), transport=FakeTransport()
+    second = continue_stored(
+        store, session.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
     t1, t2 = store.track(first), store.track(second)
     first.run_turn("Window one speaking.")
@@ -221,7 +222,9 @@ def test_a_json_export_restores_as_a_new_session(db):
     copy = store.load(new_id)
     assert copy.records == store.load(session.id).records
     assert copy.info.source == "import"
-    again = store.continue_session(new_id, provider=openai_settings(), transport=FakeTransport())
+    again = continue_stored(
+        store, new_id, RunOptions(provider=openai_settings(), transport=FakeTransport())
+    )
     assert again.snapshot()["lanes"] == session.snapshot()["lanes"]
 
 

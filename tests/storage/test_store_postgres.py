@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from engines.sessions import RunOptions, continue_stored
 from present import export
 from providers.fake import FakeTransport
 from scenarios import fincoach
@@ -102,8 +103,8 @@ def test_round_trip_on_a_real_postgresql_server(pg_url):
     assert (info.turns, info.lane_turns, info.interrupted) == (5, 30, False)
     assert export.to_csv(saved) == export.to_csv(restarted.load(session.id))
 
-    again = restarted.continue_session(
-        session.id, provider=openai_settings(), transport=FakeTransport()
+    again = continue_stored(
+        restarted, session.id, RunOptions(provider=openai_settings(), transport=FakeTransport())
     )
     assert again.snapshot()["lanes"] == session.snapshot()["lanes"]
     restarted.rename(session.id, "On Postgres")

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 
+from engines.sessions import RunOptions, continue_stored
 from lanes.lane import ERROR
 from storage.store import INTERRUPTED, Store
 from tests.storage.store_support import openai_settings
@@ -121,7 +122,7 @@ def test_sigkill_mid_turn_loses_no_completed_lane_turn(tmp_path):
             assert record.body is None and record.reply == ""
     assert info.lane_turns == 2 * 6 + 2
     # each lane's memory is consistent with its last saved turn: continuing works
-    again = store.continue_session(session_id, provider=openai_settings())
+    again = continue_stored(store, session_id, RunOptions(provider=openai_settings()))
     for lane in again.lanes.values():
         expected = 3 if lane.name in done_3 else 2
         assert len(lane.strategy.history) == expected

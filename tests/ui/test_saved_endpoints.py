@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engines.sessions import RunOptions, continue_stored
 from lanes import endpoint_policy
 from lanes.session import Session
 from memory.registry import REGISTRY
@@ -127,7 +128,9 @@ def recorded_demo_file(saved: SavedSession, typed: AppConfig, tmp: Path) -> Sess
 
 def library_continue(saved: SavedSession, typed: AppConfig, tmp: Path) -> Session | None:
     try:
-        return Store().continue_session(saved.id, provider=keyed_settings(typed.provider))
+        return continue_stored(
+            Store(), saved.id, RunOptions(provider=keyed_settings(typed.provider))
+        )
     except ValueError as exc:  # a lane's own custom endpoint: refused, its provider asked for
         assert "never decides where a request goes" in str(exc)
         return None
@@ -138,13 +141,13 @@ LOAD_PATHS: dict[str, Callable[[SavedSession, AppConfig, Path], Session | None]]
     "Sessions page · Present": sessions_present,
     "Sessions page · import, restore, continue": import_then_continue,
     "main page · recorded demo file": recorded_demo_file,
-    "library · Store.continue_session": library_continue,
+    "library · engines.sessions.continue_stored": library_continue,
 }
 # every module that turns a saved session into a live one, and the path above that walks it
 WALKED = {
     "ui/persistence.py": "Sessions page",
     "ui/demo_controls.py": "recorded demo",
-    "storage/repository.py": "library",
+    "engines/sessions.py": "library",
 }
 
 
@@ -163,10 +166,13 @@ def test_every_place_a_saved_session_comes_alive_is_walked():
     callers = set()
     for path in ROOT.rglob("*.py"):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith((".venv/", "tests/", "lanes/session.py")):
+        if rel.startswith((".venv/", "tests/", "bench/", "lanes/session.py")):
             continue
         text = path.read_text(encoding="utf-8")
-        if re.search(r"(?<!def )\b(?:from_snapshot|config_for|saved_choice)\(", text):
+        if re.search(
+            r"(?<!def )\b(?:from_snapshot|sessions\.resume|continue_stored|config_for|saved_choice)\(",
+            text,
+        ):
             callers.add(rel)
     assert callers == set(WALKED), "a new load path: walk it in LOAD_PATHS, then list it"
 
