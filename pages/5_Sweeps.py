@@ -15,70 +15,40 @@ import time
 import pandas as pd
 import streamlit as st
 
-from engines.recall import RecallResult, default_settings
-from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, SurvivalResult, parse_turns
+from engines.survival import DEFAULT_PROBE_TURNS, SurvivalConfig, parse_turns
 from engines.sweep import (
     UPKEEP_MODES,
     SweepError,
-    SweepEstimate,
     check_models,
     estimate_sweep,
     prepare_sweep,
     total_lines,
 )
-from engines.sweep_recall import (
-    RecallGrid,
-    dry_run,
-    estimate_recall_sweep,
-    prepare_recall_sweeps,
-)
-from engines.sweep_run import (
-    compare,
-    failed_requests,
-    open_arms,
-    progress,
-    resubmit_failed,
-    resume,
-    start,
-)
+from engines.sweep_recall import prepare_recall_sweeps
+from engines.sweep_run import open_arms, progress, resume, start
 from lanes.endpoint_policy import EndpointNotTyped
 from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
-from present.recall import frontier_chart, table_rows
-from present.survival import heatmaps, tokens_chart
-from providers import ProviderError, ProviderSettings, preset
-from scenarios.longmem_world import generate
-from storage.store import SweepStore
+from providers import ProviderError, preset
 from ui import navigation
 from ui.safe import md, plain
+from ui.sweep_view import (
+    RECALL_SETTINGS,
+    compare_section,
+    failed_panel,
+    recall_dry_run,
+    recall_estimate,
+    recall_results,
+    survival_results,
+    sweep_rows,
+    sweep_store,
+    typed_again,
+)
 
 navigation.page_config("Sweeps · Memory Lab", "📦")
 BATCH_PRESETS = ("openai", "anthropic")
 AUTO_POLL_S = 30.0
 GRIDS = {"survival": "Fact survival (facts x probe turns)", "recall": "Long-conversation recall"}
-RECALL_SETTINGS = {s.label: s for s in default_settings()}
-
-
-@st.cache_resource(max_entries=4)
-def recall_dry_run(seed: int, sessions: int, labels: tuple[str, ...]):  # noqa: ANN201
-    """The recall grid and its model-free dry run (replaying the conversation takes a while)."""
-    grid = RecallGrid(generate(seed, sessions=sessions), tuple(RECALL_SETTINGS[x] for x in labels))
-    return grid, dry_run(grid)
-
-
-@st.cache_data(max_entries=32)
-def recall_estimate(seed: int, sessions: int, labels: tuple[str, ...], settings: ProviderSettings,
-                    upkeep: str) -> SweepEstimate:  # fmt: skip
-    """One model's estimate (bodies built and hashed once per choice, not on every rerun);
-    `settings` carries no key, so none is cached."""
-    grid, dry = recall_dry_run(seed, sessions, labels)
-    return estimate_recall_sweep(grid, settings, upkeep=upkeep, dry=dry)
-
-
-@st.cache_resource
-def sweep_store() -> SweepStore:
-    """The sweeps tables in the app's database (one per process, shared by sessions)."""
-    return SweepStore()
 
 
 store = sweep_store()
@@ -186,24 +156,7 @@ if not sweeps:
     st.stop()
 
 st.subheader("Saved sweeps")
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                "sweep": s.id[:8],
-                "name": s.name,
-                "started": s.created_at.strftime("%Y-%m-%d %H:%M"),
-                "grid": s.kind,
-                "model": f"{s.provider} · {s.model}",
-                "status": s.status,
-                "back": f"{s.succeeded}/{s.requests}",
-                "failed": s.failed,
-            }
-            for s in sweeps
-        ]
-    ),
-    hide_index=True,
-)
+st.dataframe(pd.DataFrame(sweep_rows(sweeps)), hide_index=True)
 ids = [s.id for s in sweeps]
 wanted = st.session_state.get("sweep-open")
 sweep_id = st.selectbox(
@@ -214,12 +167,6 @@ sweep_id = st.selectbox(
 )
 
 
-def _typed_again() -> None:
-    url = (st.session_state.get("sweep-open-url") or "").strip()
-    if url:  # kept past this widget's last run
-        st.session_state.setdefault("sweep-typed-urls", []).append(url)
-
-
 # a saved sweep never chooses its endpoint: a custom one is reached once typed in this session
 typed_urls = [base_url.strip() or None, *st.session_state.get("sweep-typed-urls", [])]
 try:
@@ -227,7 +174,7 @@ try:
 except EndpointNotTyped as exc:
     st.error(plain(exc))
     st.text_input("Endpoint URL of this sweep, typed again", key="sweep-open-url",
-                  on_change=_typed_again)  # fmt: skip
+                  on_change=typed_again)  # fmt: skip
     st.stop()
 except ValueError as exc:
     st.error(plain(exc))
@@ -256,76 +203,9 @@ if polling and (due or clicked):
             st.rerun()
 st.progress(now.succeeded / max(1, now.requests), text=now.line())
 
-failed = failed_requests(store, sweep_id)
-if failed:
-    st.warning(f"{len(failed)} request(s) failed, expired or never ran: resubmit them alone.")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "request": r.custom_id,
-                    "state": r.state,
-                    "attempts": r.attempts,
-                    "error": r.error or "",
-                }  # fmt: skip
-                for r in failed
-            ]
-        ),
-        hide_index=True,
-    )
-    if st.button("Resubmit the failed requests", key="sweep-resubmit"):
-        try:
-            resubmit_failed(store, sweep_id, settings)
-        except ProviderError as exc:
-            st.error(plain(exc))
-        else:
-            st.rerun()
-
+failed_panel(store, sweep_id, settings)
 if now.result is not None:
-    result = now.result
-    st.divider()
-    st.subheader(md("Results · {}", result.model))
-    st.caption(f"{len(result.rows)} probes · {now.requests} batch requests")
-    st.plotly_chart(heatmaps(result), theme=None, key="sweep-heatmaps")
-    st.plotly_chart(tokens_chart(result), theme=None, key="sweep-tokens")
-    for note in result.notes:
-        st.caption(md("Note: {}", note))
-    d1, d2, _ = st.columns([1, 1, 4])
-    d1.download_button("Download CSV", result.to_csv(), "sweep.csv", "text/csv")
-    d2.download_button("Download JSON", result.to_json(), "sweep.json", "application/json")
-
+    survival_results(now.result, now.requests)
 if now.recall is not None:
-    recall: RecallResult = now.recall
-    st.divider()
-    st.subheader(md("Results · {}", recall.model))
-    st.caption(f"{len(recall.rows)} rows (setting x model) · {now.requests} batch requests")
-    st.plotly_chart(frontier_chart(recall.rows), width="stretch", key="sweep-frontier")
-    table = pd.DataFrame(table_rows(recall.rows, []))
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption(
-        "Evidence kept and answer in payload say what the request held; answered says "
-        f"whether the model's reply held the answer. Full buffer: {recall.full_tokens:,} tokens."
-    )
-    for note in recall.notes:
-        st.caption(md("Note: {}", note))
-    st.download_button("Download CSV", table.to_csv(index=False), "recall_sweep.csv", "text/csv")
-
-# ---- several models side by side --------------------------------------------------------
-collected = [s for s in sweeps if s.has_result and s.kind == "survival"]
-if len(collected) > 1:
-    st.divider()
-    st.subheader("Compare models")
-    picked = st.multiselect(
-        "Collected sweeps to put side by side (one heat-map row per strategy and model)",
-        [s.id for s in collected],
-        format_func=lambda i: next(
-            f"{s.id[:8]} · {s.model} · {s.name}" for s in collected if s.id == i
-        ),  # fmt: skip
-        key="sweep-compare",
-    )
-    if len(picked) > 1:
-        records = [store.sweep(i) for i in picked]
-        both = compare([(r.model, SurvivalResult.from_dict(r.result)) for r in records if r.result])
-        st.plotly_chart(heatmaps(both), theme=None, key="sweep-compare-heatmaps")
-        st.download_button("Download CSV", both.to_csv(), "sweeps_compared.csv", "text/csv",
-                           key="sweep-compare-csv")  # fmt: skip
+    recall_results(now.recall, now.requests)
+compare_section(store, sweeps)
