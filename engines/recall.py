@@ -28,7 +28,7 @@ from typing import Any
 from lanes.lane import Sender
 from memory.choices import StrategyChoice
 from memory.maintenance import NO_UPKEEP, Upkeep
-from memory.registry import spec
+from memory.registry import REGISTRY, spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.tokens import TokenCounter
 from memory.types import Request
@@ -291,6 +291,16 @@ def default_settings(*, sweep: bool = False) -> list[Setting]:
                 params = {"k": k, "top_k": 200, "neighbours": w}
                 settings.append(Setting("retrieval", params, {"recall_budget": p}))
     return settings
+
+
+def every_setting() -> dict[str, Setting]:
+    """`default_settings`, the retrieval strategy at its own defaults, and every other
+    registered strategy (a plugin's too) at its defaults, by label."""
+    settings = default_settings()
+    settings.append(Setting("retrieval", spec("retrieval").defaults()))
+    have = {s.name for s in settings}
+    settings += [Setting(name) for name in REGISTRY if name not in have]
+    return {s.label: s for s in settings}
 
 
 def run_recall(

@@ -14,22 +14,18 @@ import streamlit as st
 from engines.simulator import (
     MAX_TURNS,
     Price,
-    SimConfig,
     SimulationError,
     default_prices,
     matches_seed,
     seed_rows,
-    simulate,
-    user_turns_from,
 )
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
 from memory.replay import growth_factor
 from present.growth import projection_chart, seed_chart
-from scenarios import fincoach
 from scenarios.filler import TranscriptError, parse_transcript
 from ui import navigation
-from ui.picker import Picked, every_strategy, strategy_picker
+from ui.growth_form import default_settings, freeze, simulated
+from ui.picker import every_strategy, strategy_picker
 from ui.safe import md
 
 navigation.page_config("Token growth · Memory Lab", "📈")
@@ -39,58 +35,6 @@ SOURCES = {
     "filler": "The filler bank (225 everyday questions)",
     "custom": "My own turns (edit below or upload)",
 }
-DEFAULT_STRATEGIES = ["full", "window (k=3)", "summary_buffer (budget=600)"]
-
-
-def default_settings() -> dict[str, Any]:
-    return {
-        "source": "fincoach",
-        "custom_turns": "\n".join(fincoach.SIMULATED_TURNS),
-        "turns": len(fincoach.SIMULATED_TURNS),
-        "reply_tokens": fincoach.REPLY_TOKENS,
-        "strategies": list(DEFAULT_STRATEGIES),
-        "variants": "",
-        "summary_tokens": 150,
-        "facts_tokens": 30,
-        "overhead": False,
-    }
-
-
-def build(settings: dict[str, Any], options: dict[str, StrategyChoice]) -> SimConfig:
-    if settings["source"] == "custom":
-        turns = tuple(t.strip() for t in settings["custom_turns"].splitlines() if t.strip())
-    else:
-        turns = user_turns_from(settings["source"])
-    try:
-        strategies = Picked(tuple(settings["strategies"]), settings["variants"]).choices(options)
-    except MemoryLabError as exc:
-        raise SimulationError(str(exc)) from None
-    return SimConfig.from_dict(
-        {
-            "user_turns": list(turns),
-            "reply_tokens": int(settings["reply_tokens"]),
-            "turns": int(settings["turns"]),
-            "strategies": strategies,
-            "summary_tokens": int(settings["summary_tokens"]),
-            "facts_tokens": int(settings["facts_tokens"]),
-            "overhead": bool(settings["overhead"]),
-        }
-    ).validate()
-
-
-@st.cache_data(show_spinner="Replaying…", max_entries=16)
-def run(settings_items: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """Simulate once per distinct settings; returns plain data (rows, CSV, totals)."""
-    settings = dict(settings_items)
-    settings["strategies"] = list(settings["strategies"])
-    sim = simulate(build(settings, every_strategy()))
-    return {"sim": sim}
-
-
-def freeze(settings: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(settings.items()))
-
-
 options = every_strategy()
 st.session_state.setdefault("growth_settings", default_settings())
 settings: dict[str, Any] = st.session_state.growth_settings
@@ -157,7 +101,8 @@ elif applied:
     st.session_state.growth_settings = settings = new
 
 try:
-    sim = run(freeze(settings))["sim"]
+    with st.spinner("Replaying…"):
+        sim = simulated(freeze(settings))
 except (SimulationError, MemoryLabError, ValueError) as exc:
     st.error(md("Cannot simulate: {}", exc))
     st.stop()

@@ -14,12 +14,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engines.recall import RecallRow, Setting, default_settings, full_tokens, run_recall
+from engines.recall import RecallRow, every_setting, full_tokens, run_recall
 from engines.transcripts import TranscriptError
 from engines.transcripts import parse as parse_transcript
 from lanes.binding import bind_settings
 from memory.errors import MemoryLabError
-from memory.registry import REGISTRY, spec
 from memory.tokens import TokenCounter
 from present.recall import frontier_chart, table_rows
 from providers import ProviderError, ProviderSettings
@@ -57,14 +56,6 @@ FORMAT_HELP = """
 is when the question is asked. Kinds: single-hop, multi-hop, temporal, update, open (others
 are kept as their own kind). With a separate transcript, turns are numbered the same way.
 """
-
-
-def all_settings() -> dict[str, Setting]:
-    settings = default_settings()
-    settings.append(Setting("retrieval", spec("retrieval").defaults()))
-    have = {s.name for s in settings}
-    settings += [Setting(name) for name in REGISTRY if name not in have]  # any added later
-    return {s.label: s for s in settings}
 
 
 DEFAULT_PICK = [
@@ -171,12 +162,12 @@ st.caption(
 )
 source = st.radio("Conversation", list(SOURCES), format_func=SOURCES.__getitem__)
 if source == BENCH:
-    benchmark_file(all_settings())
+    benchmark_file(every_setting())
     st.stop()
 with st.expander("File format"):
     st.markdown(FORMAT_HELP)
 conv = load_conversation(source)
-options = all_settings()
+options = every_setting()
 strategy_sources.defaults_button("recall-settings", options, lambda k: options[k].name)
 strategy_sources.caption_missing()
 picked = st.multiselect(

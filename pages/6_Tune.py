@@ -14,8 +14,7 @@ from typing import Any
 import streamlit as st
 
 from engines.survival import SurvivalConfig, SurvivalConfigError, parse_facts_json, parse_turns
-from engines.tune import Evaluator, FactsEvaluator, Target, tune
-from lanes import jobs
+from engines.tune import Evaluator
 from memory.errors import MemoryLabError
 from scenarios.filler import BANK
 from ui import navigation, tune_view
@@ -44,37 +43,6 @@ SOURCES = {
     SOURCE_QUESTIONS: "An imported transcript and a questions file (evidence turns)",
 }
 TRANSCRIPT_HELP = "A transcript file: .txt (User:/Assistant: lines), .json messages, or .csv."
-
-
-@st.cache_resource(max_entries=4, show_spinner="Reading the conversation…")
-def evaluator_for(settings: TuneSettings) -> Evaluator:
-    """The evaluator for the conversation settings (a long conversation takes a second to
-    build; searches only read it)."""
-    return settings.evaluator()
-
-
-def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -> None:
-    def work(job: jobs.Job) -> dict:
-        result = tune(
-            evaluator,
-            target,
-            cancel=job.cancel_event,
-            on_progress=job.set_progress,
-            **settings.search_options(),
-        )
-        return result.as_dict()
-
-    job = job_board().submit(work, name="tune")
-    st.session_state.tune_error = None
-    st.session_state.tune_job = job.id
-    st.session_state.tune_result = None
-    st.session_state.tune_added = None
-    facts_config = evaluator.config if isinstance(evaluator, FactsEvaluator) else None
-    st.session_state.tune_run = {
-        "config": facts_config.to_dict() if facts_config else None,  # for a confirmation
-        "strategies": list(settings.strategies),
-        "time_limit": settings.time_limit_s,
-    }
 
 
 # ---- state -------------------------------------------------------------------------------
@@ -222,7 +190,7 @@ evaluator: Evaluator | None = None
 try:
     if not settings.strategies:
         raise SurvivalConfigError("pick at least one strategy to search")
-    evaluator = evaluator_for(settings)
+    evaluator = tune_view.evaluator_for(settings)
     target = settings.target(evaluator)
 except (ValueError, MemoryLabError) as exc:  # the parsers' errors are ValueErrors
     evaluator = None
@@ -236,7 +204,7 @@ if evaluator is not None:
         "no model calls."
     )
     if st.columns([1, 5])[0].button("▶ Search", type="primary", disabled=running, width="stretch"):
-        start_search(settings, evaluator, target)
+        tune_view.start_search(settings, evaluator, target)
         st.rerun()
 
 if running:

@@ -19,7 +19,7 @@ from memory.compose import Composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY, builtin_composition
 from storage.store import Store, StoreError
-from ui import composer_view, navigation, persistence
+from ui import composer_form, composer_view, navigation, persistence
 from ui.app_state import keyed_settings
 from ui.composer_form import Draft, blocks_frame, check, give_way_options, where
 from ui.composer_preview import conversation_of, preview
@@ -33,36 +33,6 @@ navigation.page_config("Composer · Memory Lab", "🧩")
 START = "hybrid"
 
 
-def start_options() -> dict[str, tuple[str, Composition]]:
-    """Every registered strategy that can be written as blocks, by a label: its name and
-    its composition."""
-    out: dict[str, tuple[str, Composition]] = {}
-    for name, spec in REGISTRY.items():
-        try:
-            comp = spec.composition or builtin_composition(name)
-        except InvalidParameter:
-            continue  # a strategy of its own code (no blocks form): nothing to start from
-        kind = "composition" if spec.composition else "built-in"
-        out[f"{name} ({kind})"] = (name, comp)
-    return out
-
-
-def import_file() -> None:
-    """The uploader's callback: a good file replaces the draft, a bad one changes nothing."""
-    upload = st.session_state.get("composer-import")
-    st.session_state.composer_import_error = None
-    if upload is None:
-        return
-    try:
-        comp = Composition.from_json(upload.getvalue().decode("utf-8"))
-    except (InvalidParameter, UnicodeDecodeError) as exc:
-        st.session_state.composer_import_error = (
-            f"Could not import {upload.name}: {exc}. The composition being edited is unchanged."
-        )
-        return
-    load_draft(comp, f"Imported {comp.name} from {upload.name}.")
-
-
 app = main_config()
 saved_in: Store | None
 try:
@@ -70,7 +40,7 @@ try:
 except StoreError as exc:
     saved_in = None
     st.warning(md("The database cannot be opened, so Save is off: {}", exc))
-options = start_options()
+options = composer_form.start_options()
 if "composer_loaded" not in st.session_state:
     load_draft(builtin_composition(START), origin=START)
 loaded = Composition.from_dict(st.session_state.composer_loaded)
@@ -97,7 +67,7 @@ c3.file_uploader(
     "Import JSON (a composition exported here)",
     type=["json"],
     key="composer-import",
-    on_change=import_file,
+    on_change=composer_view.import_file,
 )
 if st.session_state.get("composer_import_error"):
     st.error(plain(st.session_state.composer_import_error))

@@ -17,6 +17,7 @@ import pandas as pd
 
 from memory.compose import KIND_FIELDS, KINDS, Block, Composition
 from memory.errors import InvalidParameter
+from memory.registry import REGISTRY, builtin_composition
 
 # the table's columns after order, kind and budget: every kind-specific field, in a fixed order
 OPTION_COLUMNS: tuple[str, ...] = (
@@ -188,3 +189,17 @@ def draft_of(composition: Composition) -> Draft:
         composition.give_way,
         blocks_frame(composition),
     )
+
+
+def start_options() -> dict[str, tuple[str, Composition]]:
+    """Every registered strategy that can be written as blocks, by a label: its name and
+    its composition."""
+    out: dict[str, tuple[str, Composition]] = {}
+    for name, spec in REGISTRY.items():
+        try:
+            comp = spec.composition or builtin_composition(name)
+        except InvalidParameter:
+            continue  # a strategy of its own code (no blocks form): nothing to start from
+        kind = "composition" if spec.composition else "built-in"
+        out[f"{name} ({kind})"] = (name, comp)
+    return out

@@ -157,3 +157,19 @@ def preview_section(
             height=420,
         )
     return None
+
+
+def import_file() -> None:
+    """The uploader's callback: a good file replaces the draft, a bad one changes nothing."""
+    upload = st.session_state.get("composer-import")
+    st.session_state.composer_import_error = None
+    if upload is None:
+        return
+    try:
+        comp = Composition.from_json(upload.getvalue().decode("utf-8"))
+    except (InvalidParameter, UnicodeDecodeError) as exc:
+        st.session_state.composer_import_error = (
+            f"Could not import {upload.name}: {exc}. The composition being edited is unchanged."
+        )
+        return
+    load_draft(comp, f"Imported {comp.name} from {upload.name}.")

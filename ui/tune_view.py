@@ -15,11 +15,15 @@ import streamlit as st
 
 from engines.survival import SurvivalConfig, SurvivalResult
 from engines.tune import (
+    Evaluator,
+    FactsEvaluator,
+    Target,
     Trial,
     TuneProgress,
     TuneResult,
     confirm,
     confirmation_plan,
+    tune,
 )
 from lanes import jobs
 from lanes.binding import bind_settings
@@ -31,7 +35,7 @@ from ui.app_state import AppConfig, keyed_settings, maintenance_settings
 from ui.lane_handoff import add_as_lane
 from ui.page_jobs import job_board
 from ui.safe import md
-from ui.tune_form import frontier_options, trials_table, unit
+from ui.tune_form import TuneSettings, frontier_options, trials_table, unit
 
 CONFIRM_REPLY_TOKENS = 64
 
@@ -235,3 +239,36 @@ def confirmation_result(job: jobs.Job) -> None:
         hide_index=True,
         key="tune-confirm-rows",
     )
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the conversation…")
+def evaluator_for(settings: TuneSettings) -> Evaluator:
+    """The evaluator for the conversation settings (a long conversation takes a second to
+    build; searches only read it)."""
+    return settings.evaluator()
+
+
+def start_search(settings: TuneSettings, evaluator: Evaluator, target: Target) -> None:
+    """Submit the search as a background job and note what a confirmation needs."""
+
+    def work(job: jobs.Job) -> dict:
+        result = tune(
+            evaluator,
+            target,
+            cancel=job.cancel_event,
+            on_progress=job.set_progress,
+            **settings.search_options(),
+        )
+        return result.as_dict()
+
+    job = job_board().submit(work, name="tune")
+    st.session_state.tune_error = None
+    st.session_state.tune_job = job.id
+    st.session_state.tune_result = None
+    st.session_state.tune_added = None
+    facts_config = evaluator.config if isinstance(evaluator, FactsEvaluator) else None
+    st.session_state.tune_run = {
+        "config": facts_config.to_dict() if facts_config else None,  # for a confirmation
+        "strategies": list(settings.strategies),
+        "time_limit": settings.time_limit_s,
+    }

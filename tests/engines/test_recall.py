@@ -112,3 +112,12 @@ def test_a_model_answers_each_question_graded_by_the_expected_answer(counter):
     assert row.answered == pytest.approx(1 / 2) and row.errors == 1 and row.model == "m"
     (quiet,) = run_recall([conv], [Setting("full")], counter=counter)
     assert quiet.answered is None and quiet.model == ""
+
+
+def test_every_setting_holds_the_defaults_and_every_registered_strategy():
+    from engines.recall import every_setting
+
+    every = every_setting()
+    assert {s.label for s in default_settings()} <= set(every)
+    assert {s.name for s in every.values()} == set(REGISTRY)
+    assert all(label == s.label for label, s in every.items())
