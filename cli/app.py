@@ -14,7 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from cli.conventions import EXIT_OK, HelpFormatter, UsageError, host_address, in_range
+from cli.parsing import EXIT_OK, HelpFormatter, UsageError, host_address, in_range
 
 HOME = Path(__file__).resolve().parent.parent
 PORTS = (1, 65535)

@@ -1,6 +1,6 @@
 """`memory-lab check-strategy`: the lab's contract suite run on one strategy (a file's, a
 framework lane, a built-in); each broken contract is printed with a minimal failing
-conversation. `--strategy-file` itself, taken by every command, is in cli/conventions.py.
+conversation. `--strategy-file` itself, taken by every command, is in cli/inputs.py.
 
 May touch: stdout, the `--json` file; loads the strategy file it is given.
 """
@@ -10,16 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.conventions import (
-    EXIT_FAILED,
-    EXIT_OK,
-    STDOUT,
-    HelpFormatter,
-    UsageError,
-    check_outputs,
-    comma_list,
-    write_output,
-)
+from cli.outputs import STDOUT, check_outputs, write_output
+from cli.parsing import EXIT_FAILED, EXIT_OK, HelpFormatter, UsageError, comma_list
 
 CHECK_EXAMPLES = """examples:
   memory-lab check-strategy my_memory.py:SlidingWindowMemory

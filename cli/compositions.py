@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli.conventions import UsageError, read_text_arg
+from cli.inputs import read_text_arg
+from cli.parsing import UsageError
 from memory.compose import Composition, read_composition
 from memory.errors import InvalidParameter
 from memory.registry import REGISTRY, register_composition, unregister_composition

@@ -8,7 +8,7 @@ The command table, `COMMANDS`, is the only list of commands: each is one module 
 (a `-` in the name is `_` in the module's) with `add_arguments(parser)` and `run(args) -> int`;
 adding a command is that module and one line here. Only the module of the command being run is imported. `main` is the one choke
 point every command's output passes: stdout and stderr masked (no secret the run knew is
-printed), every failure mapped to the exit codes of `cli/conventions.py`.
+printed), every failure mapped to the exit codes of `cli/parsing.py`.
 
 May touch: stdout and stderr; imports the command modules of this package.
 """
@@ -23,7 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
-from cli.conventions import (
+from cli.inputs import load_strategies, take_strategy_files, with_missing_framework
+from cli.outputs import masked_output
+from cli.parsing import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -32,10 +34,6 @@ from cli.conventions import (
     HelpFormatter,
     Parser,
     UsageError,
-    load_strategies,
-    masked_output,
-    take_strategy_files,
-    with_missing_framework,
 )
 from providers.redaction import mask, mask_logs
 

@@ -13,18 +13,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cli.conventions import (
-    EXIT_CODES_HELP,
-    EXIT_OK,
-    STDOUT,
-    HelpFormatter,
-    UsageError,
-    add_transcript_arguments,
-    check_outputs,
-    source_path,
-    strategies,
-    write_json,
-)
+from cli.inputs import add_transcript_arguments, source_path
+from cli.outputs import STDOUT, check_outputs, write_json
+from cli.parsing import EXIT_CODES_HELP, EXIT_OK, HelpFormatter, UsageError, strategies
 from cli.progress import ProgressBar
 from engines.benchmarks import (
     DEFAULT_SETTINGS,

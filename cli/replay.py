@@ -12,20 +12,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.conventions import (
+from cli.inputs import add_transcript_arguments, read_transcript_arg
+from cli.outputs import STDOUT, check_outputs, write_json
+from cli.parsing import (
     EXIT_CODES_HELP,
     EXIT_OK,
-    STDOUT,
     HelpFormatter,
     UsageError,
-    add_transcript_arguments,
     base_url,
-    check_outputs,
     empty_means,
     preset_name,
-    read_transcript_arg,
     strategies,
-    write_json,
 )
 from engines import transcripts
 from memory.choices import StrategyChoice

@@ -15,19 +15,16 @@ from typing import Any
 
 from cli.compositions import add_composition_argument
 from cli.compositions import prepare as prepare_compositions
-from cli.conventions import (
+from cli.inputs import load_transcript
+from cli.outputs import STDOUT, check_outputs, report, text_table
+from cli.parsing import (
     EXIT_CODES_HELP,
     EXIT_OK,
-    STDOUT,
     HelpFormatter,
     UsageError,
-    check_outputs,
-    load_transcript,
     non_negative,
     positive,
-    report,
     strategies,
-    text_table,
 )
 from cli.progress import ProgressBar
 from engines.simulator import (

@@ -22,29 +22,26 @@ from typing import Any
 
 from cli.compositions import add_composition_argument
 from cli.compositions import prepare as prepare_compositions
-from cli.conventions import (
+from cli.inputs import (
+    add_transcript_arguments,
+    load_transcript,
+    read_text_arg,
+    read_transcript_arg,
+    system_prompt_arg,
+)
+from cli.outputs import STDOUT, Interrupts, check_outputs, print_json, report, write_json
+from cli.parsing import (
     EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    STDOUT,
     HelpFormatter,
-    Interrupts,
     UsageError,
-    add_transcript_arguments,
     base_url,
-    check_outputs,
     empty_means,
-    load_transcript,
     positive,
     preset_name,
-    print_json,
-    read_text_arg,
-    read_transcript_arg,
-    report,
     strategies,
-    system_prompt_arg,
-    write_json,
 )
 from cli.progress import ProgressBar
 from engines.survival import (

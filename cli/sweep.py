@@ -28,18 +28,17 @@ import sqlalchemy.exc
 
 from cli.compositions import add_composition_argument
 from cli.compositions import prepare as prepare_compositions
-from cli.conventions import (
+from cli.inputs import read_text_arg
+from cli.outputs import check_outputs, write_output
+from cli.parsing import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     Subcommands,
     UsageError,
     base_url,
-    check_outputs,
     comma_list,
-    read_text_arg,
     variable_name,
-    write_output,
 )
 from cli.survival import survival_table
 from engines.recall import RecallResult, Setting, default_settings

@@ -11,18 +11,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cli.conventions import (
-    EXIT_CODES_HELP,
-    EXIT_OK,
-    STDOUT,
-    HelpFormatter,
-    UsageError,
-    add_transcript_arguments,
-    check_outputs,
-    read_transcript_arg,
-    source_path,
-    write_json,
-)
+from cli.inputs import add_transcript_arguments, read_transcript_arg, source_path
+from cli.outputs import STDOUT, check_outputs, write_json
+from cli.parsing import EXIT_CODES_HELP, EXIT_OK, HelpFormatter, UsageError
 from engines import transcripts
 from memory.tokens import TokenCounter
 

@@ -20,20 +20,16 @@ import threading
 from pathlib import Path
 
 from cli.compositions import prepare as prepare_compositions
-from cli.conventions import (
+from cli.inputs import read_text_arg, system_prompt_arg
+from cli.outputs import STDOUT, Interrupts, check_outputs, report
+from cli.parsing import (
     EXIT_INTERRUPTED,
     EXIT_OK,
-    STDOUT,
     HelpFormatter,
-    Interrupts,
     UsageError,
-    check_outputs,
     positive,
-    read_text_arg,
-    report,
     seconds,
     strategies,
-    system_prompt_arg,
 )
 from cli.progress import ProgressBar
 from cli.survival import add_grid_arguments, survival_config

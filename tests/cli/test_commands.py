@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli import main as cli_main
-from cli.conventions import EXIT_OK
+from cli.parsing import EXIT_OK
 
 CLI = Path(cli_main.__file__).resolve().parent
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.conventions import UsageError, check_writable
+from cli.outputs import check_writable
+from cli.parsing import UsageError
 from tests.cli.cli_support import ROOT, cli
 
 LONG_GRID = ("--probe-turns", "2,100,300,600,1000")  # a few seconds of payload-only work

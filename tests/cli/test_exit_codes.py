@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cli import conventions
 from cli import main as cli_main
-from cli.conventions import EXIT_OK, EXIT_USAGE
+from cli import outputs
+from cli.parsing import EXIT_OK, EXIT_USAGE
 from tests.cli.cli_support import ROOT
 from tests.cli.test_secrets_everywhere import command_paths
 
@@ -133,7 +133,7 @@ def test_every_output_flag_is_checked_first_and_written_whole(path, fb, capsys, 
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
         with monkeypatch.context() as m:
-            m.setattr(conventions.os, "fsync", full_disk)
+            m.setattr(outputs.os, "fsync", full_disk)
             code, err = run(capsys, [*base, flag, str(target)])
         assert code == EXIT_USAGE, err
         assert f"cannot write {flag} {target}: No space left on device" in err

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from cli import main as cli_main
-from cli.conventions import EXIT_USAGE
+from cli.parsing import EXIT_USAGE
 from providers import embedded
 from tests.cli.test_exit_codes import FIXTURES
 from tests.cli.test_secrets_everywhere import command_paths

@@ -300,7 +300,7 @@ def test_the_sessions_caption_hides_a_query_password(tmp_path):
 
 
 def test_masked_stream_masks_each_piece_written():
-    from cli.conventions import MaskedStream
+    from cli.outputs import MaskedStream
 
     openai_settings(TYPED_SECRET)
     inner = io.StringIO()

@@ -111,7 +111,7 @@ def test_every_cli_command_with_base_url_refuses_a_url_that_is_not_http(tmp_path
             argv = [*command, *NEEDS[tuple(command)](tmp_path), "--base-url", url]
             try:
                 code = main(argv)
-            except SystemExit as exc:  # refused by the parser (cli/conventions.py base_url)
+            except SystemExit as exc:  # refused by the parser (cli/parsing.py base_url)
                 code = exc.code
             err = capsys.readouterr().err
             assert code == 2, (argv, err)

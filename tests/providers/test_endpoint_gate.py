@@ -121,7 +121,7 @@ def test_every_cli_command_with_base_url_refuses_it(other, monkeypatch, tmp_path
         argv = [*command, *NEEDS[tuple(command)](tmp_path), "--base-url", other.url + "/v1"]
         try:
             code = main(argv)
-        except SystemExit as exc:  # refused by the parser (cli/conventions.py base_url)
+        except SystemExit as exc:  # refused by the parser (cli/parsing.py base_url)
             code = exc.code
         assert code == 2, argv
         assert ALLOW_ENV in capsys.readouterr().err
