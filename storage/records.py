@@ -155,9 +155,14 @@ def _pairs_are_records(
         return False
     for number, pair in zip(numbers, pairs, strict=True):
         record = by_turn.get(number)
-        if record is None or len(pair) != 2 or pair[0] != record.user or pair[1] != record.reply:
+        if record is None or not _is_pair_of(pair, record):
             return False
     return True
+
+
+def _is_pair_of(pair: Sequence[str], record: LaneTurn) -> bool:
+    """Whether a history pair is (user, reply) of `record`."""
+    return len(pair) == 2 and pair[0] == record.user and pair[1] == record.reply
 
 
 class PairCheck:
@@ -193,7 +198,7 @@ class PairCheck:
             rec = found.get(number)
             if rec is None or not (number in self.saved or number == record.turn):
                 break
-            if len(pair) != 2 or pair[0] != rec.user or pair[1] != rec.reply:
+            if not _is_pair_of(pair, rec):
                 break
             done = (done[0] + 1, pair)
         if done[0] == len(pairs):
