@@ -64,7 +64,7 @@ def _segments(anatomy: Anatomy, *, with_free: bool) -> list[tuple[str, int, str]
     """(key, tokens, hover text) of a bar, bottom to top."""
     segments = []
     for part in anatomy.parts:
-        label = plotly(PART_LABELS.get(part.name, part.name))  # an imported part's name
+        label = _part_label(part.name)
         segments.append(
             (
                 part.name,
@@ -98,7 +98,12 @@ def _style(key: str, *, outline: bool = True) -> tuple[str, str, dict[str, objec
         # outlined in the one-bar-per-lane view; in the turn-by-turn panels the free columns
         # are a plain light background (thirty outlines read as stripes on a projector)
         return FREE_LABEL, FREE_COLOR, {"line": {"color": "#CBD5E1", "width": 1 if outline else 0}}
-    return plotly(PART_LABELS.get(key, key)), PART_COLORS.get(key, "#888888"), {}
+    return _part_label(key), PART_COLORS.get(key, "#888888"), {}
+
+
+def _part_label(name: str) -> str:
+    """A part's legend and hover label (an imported record may name any part: as text)."""
+    return plotly(PART_LABELS.get(name, name))
 
 
 def _upkeep_hover(anatomy: Anatomy) -> str:

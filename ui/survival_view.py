@@ -10,8 +10,13 @@ from typing import Any
 
 import streamlit as st
 
-from engines.survival import SurvivalConfig, SurvivalConfigError, SurvivalResult, estimate
-from engines.survival import run_survival as run_survival_engine
+from engines.survival import (
+    SurvivalConfig,
+    SurvivalConfigError,
+    SurvivalResult,
+    estimate,
+    run_survival,
+)
 from lanes import jobs
 from lanes.binding import bind_settings
 from memory.choices import StrategyChoice
@@ -207,7 +212,7 @@ def start_run(config: SurvivalConfig, settings: dict[str, Any], app: AppConfig) 
     )["calls"]
 
     def work(job: jobs.Job) -> SurvivalResult:
-        result = run_survival_engine(
+        result = run_survival(
             config,
             send=send,
             upkeep=Upkeep.using(model_fn),
