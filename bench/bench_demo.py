@@ -30,7 +30,7 @@ configured once per process), one after the other, in this one run:
 * busy: new, with each lane redrawn every 0.25 s while its text streams (the app's pace
   before it became 0.5 s);
 * schema: new, with fact extraction on the embedded model held to the schema's shape only,
-  as before providers.bodies.compact_grammar (pretty-printed JSON, any number of facts);
+  as before providers.families.embedded.compact_grammar (pretty-printed JSON, any number of facts);
 * unpinned: new, with the server picking each call's slot (MEMORY_LAB_EMBEDDED_PIN=0), as
   before the slots were pinned.
 
@@ -128,7 +128,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "env": {},
     },
     "schema": {  # new, with extraction replies held to the schema's shape only (as before
-        # providers.bodies.compact_grammar: pretty-printed JSON, any number of facts)
+        # providers.families.embedded.compact_grammar: pretty-printed JSON, any number of facts)
         "max_tokens": 80,
         "short_upkeep": True,
         "share": True,
@@ -233,9 +233,9 @@ class Patched:
         if setting["redraw_every_s"] is not None:
             demo_controls.REDRAW_EVERY_S = setting["redraw_every_s"]
         if setting.get("schema_only"):
-            import providers.bodies
+            import providers.families.embedded
 
-            providers.bodies.compact_grammar = lambda schema: None  # type: ignore[assignment]
+            providers.families.embedded.compact_grammar = lambda schema: None  # type: ignore[assignment]
         from lanes.embedded_router import EmbeddedRouter
         from ui import demo_controls as controls
 

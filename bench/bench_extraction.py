@@ -8,7 +8,7 @@ interleaved turn by turn (so every arm sees the same machine load):
   word) and no `response_format`, so only the prompt asks for JSON;
 - prompt: today's prompt (the shape described in words), still without `response_format`;
 - after: the request as `extraction_request` builds it; the embedded server gets the
-  schema's shape as a compact, bounded grammar (providers.bodies.compact_grammar: no
+  schema's shape as a compact, bounded grammar (providers.families.embedded.compact_grammar: no
   whitespace, at most COMPACT_MEMBERS facts) and a frequency penalty
   (providers.bodies.EMBEDDED_JSON_FREQUENCY_PENALTY) against the loops SmolLM2 falls into.
 

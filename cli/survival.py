@@ -68,6 +68,7 @@ from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.types import ModelFn
 from present.survival import text_table as survival_text_table
+from providers import preset
 from scenarios.transcripts import Transcript
 
 FROM = "--from-transcript"
@@ -302,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
             upkeep=Upkeep.using(model_fn),
             on_progress=_progress(bar) if bar.shown else None,
             cancel=cancel,
-            workers=args.workers or (1 if args.provider == "embedded" else None),
+            workers=args.workers or (1 if preset(args.provider).family.app_server else None),
             expected_calls=est.calls,
         )
     result.model = result.model or description

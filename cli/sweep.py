@@ -80,7 +80,7 @@ from memory.choices import parse_choice
 from memory.errors import MemoryLabError
 from present.recall import table_rows
 from providers import ProviderError, ProviderSettings, preset
-from providers.catalog import PRESETS
+from providers.catalog import PRESETS, batch_presets
 from providers.redaction import safe_url
 from providers.settings import check_base_url
 from scenarios.longmem import LongMemFormatError, parse_conversation
@@ -392,7 +392,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, text in (("plan", "print the estimate; submit nothing"),
                        ("start", "print the estimate, confirm, then submit")):  # fmt: skip
         p = steps.add_parser(name, help=text)
-        p.add_argument("--provider", default="openai", help="openai (default) or anthropic")
+        p.add_argument("--provider", default="openai",
+                       help=f"one of {', '.join(batch_presets())} (default: openai)")  # fmt: skip
         p.add_argument("--model", action="append",
                        help="model name (default: the provider's first); repeat it (or use "
                        "--models) for one sweep whose rows are labelled by model; "

@@ -39,7 +39,8 @@ from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.standins import StaticReply
 from memory.types import Completion, ModelFn, Request, Usage
 from providers import ProviderError, ProviderSettings, build_body, model_info
-from providers.batch import BATCH_DISCOUNT, MAX_LINES, batch_body
+from providers.batch import BATCH_DISCOUNT, batch_body, max_lines
+from providers.families import family
 from storage.store import NewRequest
 
 UPKEEP_MODES = ("stand-in", "interactive")
@@ -69,7 +70,7 @@ def custom_id_of(key: str) -> str:
 
 def _price(settings: ProviderSettings) -> tuple[float, float] | None:
     info = model_info(settings)
-    if info is None and settings.kind in ("openai", "anthropic"):
+    if info is None and family(settings.kind).hosted:
         info = model_info(settings.with_(base_url=None))  # a proxy of the provider's own API
     if info is None or info.input_per_m is None or info.output_per_m is None:
         return None
@@ -177,10 +178,10 @@ def check_settings(settings: ProviderSettings, upkeep: str) -> None:
     """SweepError unless `settings` has a batch API and `upkeep` is a known mode."""
     if upkeep not in UPKEEP_MODES:
         raise SweepError(f"upkeep is one of {', '.join(UPKEEP_MODES)}; got {upkeep!r}")
-    if settings.kind == "embedded":
+    if not family(settings.kind).has_batch:
         raise SweepError(
-            "the embedded model has no batch API: choose OpenAI or Anthropic, or run a local "
-            "OpenAI-compatible server (vLLM) interactively"
+            f"{family(settings.kind).label} has no batch API: choose OpenAI or Anthropic, or "
+            "run a local OpenAI-compatible server (vLLM) interactively"
         )
 
 
@@ -210,7 +211,6 @@ def make_estimate(
     price = _price(settings)
     output = requests * min(ASSUMED_REPLY_TOKENS, settings.max_tokens)
     up_out = upkeep_calls * ASSUMED_SUMMARY_TOKENS
-    family = "anthropic" if settings.kind == "anthropic" else "openai"
     return SweepEstimate(
         provider=settings.kind,
         model=settings.model,
@@ -223,7 +223,7 @@ def make_estimate(
         upkeep_calls=upkeep_calls,
         upkeep_input_tokens=upkeep_input_tokens,
         upkeep_output_tokens=up_out,
-        batches=max(1, -(-requests // MAX_LINES[family])),
+        batches=max(1, -(-requests // max_lines(settings))),
         batch_cost=_cost(input_tokens, output, price, BATCH_DISCOUNT),
         live_cost=_cost(input_tokens, output, price, 1.0),
         upkeep_cost=_cost(upkeep_input_tokens, up_out, price, 1.0)

@@ -37,7 +37,6 @@ from engines.sweep_recall import RecallGrid, replay_recall
 from lanes.endpoint_policy import sweep_settings
 from providers import ProviderSettings
 from providers.batch import (
-    MAX_LINES,
     BatchLine,
     BatchStatus,
     collect,
@@ -45,6 +44,8 @@ from providers.batch import (
     reply_from_dict,
     submit,
 )
+from providers.batch import max_lines as batch_max_lines
+from providers.families import family
 from storage.store import (
     FINAL_FAILED,
     PLANNED,
@@ -93,19 +94,15 @@ class SweepProgress:
 Arms = ProviderSettings | Sequence[ProviderSettings]
 
 
-def _family(settings: ProviderSettings) -> str:
-    return "anthropic" if settings.kind == "anthropic" else "openai"
-
-
 def _arms(settings: Arms) -> list[ProviderSettings]:
     return [settings] if isinstance(settings, ProviderSettings) else list(settings)
 
 
 def _endpoint(settings: ProviderSettings) -> tuple[Any, ...]:
     """Arms sharing this share a batch: one per Anthropic endpoint, one per OpenAI model."""
-    family = _family(settings)
-    model = settings.model if family == "openai" else ""
-    return (family, settings.kind, settings.base_url, settings.key_env, model)
+    chosen = family(settings.kind)
+    model = settings.model if chosen.batch_per_model else ""
+    return (chosen.wire, settings.kind, settings.base_url, settings.key_env, model)
 
 
 def _name(plan: SweepPlan, models: str) -> str:
@@ -192,7 +189,7 @@ def _submit(
     for group in groups.values():
         arm = min(r.arm for r in group)  # its client submits, polls and collects the batch
         lines = [BatchLine(r.custom_id, r.body, r.body_json) for r in group]
-        size = max_lines or MAX_LINES[_family(arms[arm])]
+        size = max_lines or batch_max_lines(arms[arm])
         for i in range(0, len(lines), size):
             chunk = lines[i : i + size]
             status = submit(chunk, arms[arm], metadata={"memory_lab_sweep": sweep_id})

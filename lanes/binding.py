@@ -55,11 +55,10 @@ def bind_settings(
 
 def describe(settings: ProviderSettings) -> str:
     """'Embedded (offline) · smollm2-135m' — safe to print (no key)."""
-    from providers.catalog import PRESETS
+    from providers.catalog import presets_at
 
-    for preset in PRESETS.values():
-        if preset.kind == settings.kind and preset.base_url == settings.base_url:
-            return f"{preset.label} · {settings.model}"
+    for preset in presets_at(settings.kind, settings.base_url):
+        return f"{preset.label} · {settings.model}"
     return f"{settings.kind} · {settings.model}"
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from providers import catalog
+from providers.families import family
 from providers.settings import ProviderChoice, ProviderSettings, check_base_url
 
 
@@ -105,8 +106,8 @@ def saved_settings(public: Mapping[str, Any] | None) -> ProviderSettings:
     names = {f.name for f in fields(ProviderSettings)} - {"api_key", "kind", "model", "key_env"}
     values = {k: v for k, v in public.items() if k in names}
     kind, url = public["kind"], public.get("base_url")
-    trusted = [p for p in catalog.PRESETS.values() if p.kind == kind and p.base_url == url]
-    if not trusted and kind == "openai_compatible":
+    trusted = catalog.presets_at(kind, url)
+    if not trusted and family(kind).needs_base_url:
         raise ValueError(
             f"this session ran against a custom endpoint ({safe_url(url)}): choose the "
             "provider to continue it with (a saved file never decides where a request goes)"

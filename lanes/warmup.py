@@ -33,6 +33,7 @@ from lanes.transport import Call
 from memory.errors import MemoryLabError
 from memory.maintenance import Upkeep, extraction_request
 from memory.types import Completion, Request, Turn
+from providers.families import FAMILIES
 
 if TYPE_CHECKING:
     from lanes.lane import Lane
@@ -47,10 +48,10 @@ def _no_model(request: Request) -> Completion:
 
 
 def wanted(settings: Any) -> bool:
-    """Whether warming pays: the embedded server with its prompt cache asked for."""
-    return getattr(settings, "kind", None) == "embedded" and bool(
-        getattr(settings, "prompt_cache", False)
-    )
+    """Whether warming pays: a server that can prefill (the embedded one) with its prompt
+    cache asked for."""
+    found = FAMILIES.get(getattr(settings, "kind", None) or "")
+    return found is not None and found.warm_up and bool(getattr(settings, "prompt_cache", False))
 
 
 def probes(

@@ -38,7 +38,7 @@ EXTRACTION_SYSTEM = (
 )
 
 # The shape of an extraction reply, as a JSON Schema for providers that can hold a model to one
-# (the embedded llama.cpp server turns it into a grammar; see providers/bodies.py). No free
+# (the embedded llama.cpp server turns it into a grammar; see providers/families/embedded.py). No free
 # text anywhere, so generation ends at the closing brace instead of running to the token cap.
 FACT_UPDATE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -18,6 +18,7 @@ import streamlit as st
 from engines.survival import SurvivalConfig, SurvivalConfigError, facts_json
 from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from providers import preset
 from ui import navigation, strategy_sources
 from ui.app_state import main_config
 from ui.own_log import own_log_section
@@ -49,7 +50,7 @@ main_lanes = [StrategyChoice(lane.strategy, dict(lane.params)) for lane in app.l
 choices = {c.label: c for c in lane_choices(main_lanes)}
 st.session_state.setdefault(
     "survival_settings",
-    default_settings(main_lanes, parallel=app.provider.preset != "embedded"),
+    default_settings(main_lanes, parallel=not preset(app.provider.preset).family.app_server),
 )
 settings: dict[str, Any] = st.session_state.survival_settings
 running = job_state(  # its result is kept as plain data
@@ -95,7 +96,7 @@ except (SurvivalConfigError, MemoryLabError, ValueError) as exc:
     config, problem = None, str(exc)
 
 with_model = settings["model"] == MAIN_MODEL
-embedded = with_model and app.provider.preset == "embedded"
+embedded = with_model and preset(app.provider.preset).family.app_server
 if embedded:
     st.info(EMBEDDED_NOTE)
 

@@ -30,6 +30,7 @@ from lanes.endpoint_policy import EndpointNotTyped
 from memory.choices import StrategyChoice
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import ProviderError, preset
+from providers.catalog import batch_presets
 from ui import navigation
 from ui.safe import md, plain
 from ui.sweep_view import (
@@ -46,7 +47,7 @@ from ui.sweep_view import (
 )
 
 navigation.page_config("Sweeps · Memory Lab", "📦")
-BATCH_PRESETS = ("openai", "anthropic")
+BATCH_PRESETS = batch_presets()
 AUTO_POLL_S = 30.0
 GRIDS = {"survival": "Fact survival (facts x probe turns)", "recall": "Long-conversation recall"}
 

@@ -92,11 +92,7 @@ def _price_for(provider: dict[str, Any], app: dict[str, Any] | None) -> Price | 
     candidates = []
     if app.get("preset") in catalog.PRESETS:
         candidates.append(catalog.PRESETS[app["preset"]])
-    candidates += [
-        p
-        for p in catalog.PRESETS.values()
-        if p.kind == provider.get("kind") and p.base_url == provider.get("base_url")
-    ]
+    candidates += catalog.presets_at(provider.get("kind"), provider.get("base_url"))
     for preset in candidates:
         info = preset.model(model) if model else None
         if info and info.price is not None:

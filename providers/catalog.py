@@ -8,14 +8,14 @@ where the serving software imposes a smaller one by default (noted per preset).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any
 
 import providers.embedded as embedded
 import providers.endpoints as endpoints
 from memory.types import Usage
+from providers.families import FAMILIES, Family, family
 from providers.settings import Kind, ProviderChoice, ProviderSettings
 
 PRICES_NOTE = "approximate list prices in USD per million tokens (2025); edit to match your plan"
@@ -99,6 +99,11 @@ class Preset:
     models: tuple[ModelInfo, ...] = ()
     url_editable: bool = False
     timeout: float = 60.0  # seconds without a byte before giving up
+
+    @property
+    def family(self) -> Family:
+        """The provider family this preset's endpoint speaks (providers/families/)."""
+        return family(self.kind)
 
     @property
     def needs_key(self) -> bool:
@@ -263,7 +268,27 @@ _PRESETS: tuple[Preset, ...] = (
     ),
 )
 
-PRESETS: Mapping[str, Preset] = MappingProxyType({p.name: p for p in _PRESETS})
+
+class _Presets(Mapping[str, Preset]):
+    """The catalog's presets, then those of families registered later (read live)."""
+
+    def _all(self) -> dict[str, Preset]:
+        found = {p.name: p for p in _PRESETS}
+        for f in FAMILIES.values():
+            found.update((p.name, p) for p in f.presets if p.name not in found)
+        return found
+
+    def __getitem__(self, name: str) -> Preset:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+PRESETS: Mapping[str, Preset] = _Presets()
 endpoints.add_preset_urls(p.base_url for p in _PRESETS)  # they always pass the gate
 DEFAULT_PRESET = "embedded"
 
@@ -289,18 +314,27 @@ def prices() -> list[Price]:
         for info in p.models:
             if info.price is None:
                 continue
-            name = info.name if p.kind != "openai_compatible" else f"{info.name} ({p.label})"
+            name = info.name if family(p.kind).hosted else f"{info.name} ({p.label})"
             found.setdefault(name, replace(info.price, model=name, note=p.label))
     return list(found.values())
 
 
+def presets_at(kind: str | None, base_url: str | None) -> list[Preset]:
+    """The presets of provider `kind` whose endpoint is exactly `base_url`."""
+    return [p for p in PRESETS.values() if p.kind == kind and p.base_url == base_url]
+
+
+def batch_presets() -> list[str]:
+    """The presets of hosted APIs with a batch API: what a sweep is sent to."""
+    return [name for name, p in PRESETS.items() if p.family.hosted and p.family.has_batch]
+
+
 def model_info(settings: ProviderSettings) -> ModelInfo | None:
     """The catalog entry matching these settings' endpoint and model, if any."""
-    for p in PRESETS.values():
-        if p.kind == settings.kind and p.base_url == settings.base_url:
-            found = p.model(settings.model)
-            if found:
-                return found
+    for p in presets_at(settings.kind, settings.base_url):
+        found = p.model(settings.model)
+        if found:
+            return found
     return None
 
 
@@ -315,7 +349,7 @@ def settings_for(
         "max_tokens": choice.max_tokens,
         "temperature": choice.temperature,  # bodies.py leaves it out where it is refused
     }
-    if chosen.kind in ("embedded", "anthropic"):  # llama.cpp's cache, Anthropic's prompt cache
+    if family(chosen.kind).prompt_cache:  # llama.cpp's cache, Anthropic's prompt cache
         overrides["prompt_cache"] = choice.prompt_cache
     if choice.base_url and chosen.url_editable:
         overrides["base_url"] = choice.base_url
@@ -331,7 +365,7 @@ def choice_for(public: Mapping[str, Any] | None) -> ProviderChoice | None:
     if not public:
         return None
     kind, url = public.get("kind"), public.get("base_url")
-    exact = [p for p in PRESETS.values() if p.kind == kind and p.base_url == url]
+    exact = presets_at(kind, url)
     editable = [p for p in PRESETS.values() if p.kind == kind and p.url_editable]
     chosen = exact[0] if exact else editable[-1] if editable else None
     if chosen is None:

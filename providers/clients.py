@@ -1,6 +1,6 @@
 """SDK clients, one per (kind, base URL, key), shared by every thread of the process.
 
-The openai and anthropic clients (each SDK imported on first use) are safe to use from several threads at once (they sit
+Each family's SDK client (the SDK imported on first use) is safe to use from several threads at once (they sit
 on a connection-pooled HTTP client). They are built with `max_retries=0`: retries are
 done by `providers.send`, which only retries what is worth retrying and knows whether
 any text has been streamed yet.
@@ -17,9 +17,9 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-import providers.embedded as embedded
 from providers.endpoints import EndpointRefused, check_endpoint
 from providers.errors import EndpointNotAllowed
+from providers.families import family
 from providers.settings import ProviderSettings
 
 _lock = threading.Lock()
@@ -27,10 +27,8 @@ _clients: dict[tuple[str, str, str | None, str], Any] = {}
 
 
 def endpoint_url(settings: ProviderSettings) -> str | None:
-    """The base URL a call goes to; for the embedded model this starts it if needed."""
-    if settings.kind == "embedded":
-        return settings.base_url or embedded.openai_base_url()
-    return settings.base_url
+    """The base URL a call goes to; for a server the app runs this starts it if needed."""
+    return family(settings.kind).endpoint_url(settings)
 
 
 def is_loopback(url: str | None) -> bool:
@@ -80,36 +78,26 @@ def _fingerprint(key: str) -> str:
 
 
 def get_client(settings: ProviderSettings, base_url: str | None, key: str) -> Any:
-    """The shared openai.OpenAI or anthropic.Anthropic client for this endpoint and key."""
-    family = "anthropic" if settings.kind == "anthropic" else "openai"
-    if settings.kind != "embedded":  # the embedded server's own loopback URL is not typed
+    """The shared SDK client (the family's: openai.OpenAI, anthropic.Anthropic) for this
+    endpoint and key."""
+    chosen = family(settings.kind)
+    if not chosen.app_server:  # the URL of a server the app runs is never typed
         try:
             check_endpoint(base_url)  # the gate again: settings made before it changed
         except EndpointRefused as exc:
             raise EndpointNotAllowed(str(exc), provider=settings.kind) from None
-    cache_key = (settings.kind, family, base_url, _fingerprint(key))
+    cache_key = (settings.kind, chosen.sdk, base_url, _fingerprint(key))
     client = _clients.get(cache_key)
     if client is not None:
         return client
     with _lock:
         client = _clients.get(cache_key)
         if client is None:
-            # Imported here: each SDK costs 40 MB of RSS, and most sessions use only one.
-            # Loopback traffic (the embedded model, local servers) never goes through a
-            # proxy from HTTP_PROXY/ALL_PROXY: the conversation must not leave the machine.
-            extra: dict[str, Any] = {}
-            if family == "anthropic":
-                import anthropic
-
-                if is_loopback(base_url):
-                    extra["http_client"] = anthropic.DefaultHttpxClient(trust_env=False)
-                client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, **extra)
-            else:
-                import openai
-
-                if is_loopback(base_url):
-                    extra["http_client"] = openai.DefaultHttpxClient(trust_env=False)
-                client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, **extra)
+            # Each SDK is imported by its family on first use (40 MB of RSS each, and most
+            # sessions use one). Loopback traffic (the embedded model, local servers) never
+            # goes through a proxy from HTTP_PROXY/ALL_PROXY: the conversation must not
+            # leave the machine.
+            client = chosen.client(base_url, key, loopback=is_loopback(base_url))
             _clients[cache_key] = client
         return client
 

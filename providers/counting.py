@@ -16,12 +16,11 @@ from memory.types import Request
 from providers.bodies import build_body
 from providers.clients import endpoint_url, get_client
 from providers.errors import AuthError
+from providers.families import family
 from providers.sdk_errors import map_error
 from providers.settings import ProviderSettings
 
 EXACT = "exact"
-# What the counting endpoints take from a message body (the rest is about the reply).
-_ANTHROPIC_FIELDS = ("model", "system", "messages", "tools", "thinking")
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class ExactCount:
 
 def supports_counting(settings: ProviderSettings) -> bool:
     """Only the hosted APIs have a counting endpoint."""
-    return settings.kind in ("openai", "anthropic")
+    return family(settings.kind).hosted
 
 
 def count_body(body: Mapping[str, Any], settings: ProviderSettings) -> ExactCount | None:
@@ -50,15 +49,8 @@ def count_body(body: Mapping[str, Any], settings: ProviderSettings) -> ExactCoun
     url = endpoint_url(settings)
     client = get_client(settings, url, key)
     try:
-        if settings.kind == "anthropic":
-            args = {k: body[k] for k in _ANTHROPIC_FIELDS if k in body}
-            found = client.messages.count_tokens(**args, timeout=settings.timeout)
-            return ExactCount(int(found.input_tokens), "anthropic messages.count_tokens")
-        items = [{"role": m["role"], "content": m["content"]} for m in body["messages"]]
-        found = client.responses.input_tokens.count(
-            model=body["model"], input=items, timeout=settings.timeout
-        )
-        return ExactCount(int(found.input_tokens), "openai responses.input_tokens")
+        tokens, source = family(settings.kind).count(client, body, settings.timeout)
+        return ExactCount(tokens, source)
     except Exception as exc:
         raise map_error(exc, settings, url=url, key=key) from None
 

@@ -16,12 +16,11 @@ from typing import Any, Literal
 
 import providers.errors as errors
 from providers.errors import short_detail
+from providers.families import FAMILIES
 from providers.redaction import safe_url
 from providers.settings import ProviderSettings
 
 Phase = Literal["request", "stream"]
-
-_SDKS = ("openai", "anthropic")
 
 
 def _sdk_classes(name: str) -> tuple[type[BaseException], ...]:
@@ -31,20 +30,13 @@ def _sdk_classes(name: str) -> tuple[type[BaseException], ...]:
     never imported cannot have raised anything.
     """
     found = []
-    for sdk in _SDKS:
+    for sdk in dict.fromkeys(f.sdk for f in FAMILIES.values()):
         module = sys.modules.get(sdk)
         cls = getattr(module, name, None) if module is not None else None
         if isinstance(cls, type) and issubclass(cls, BaseException):
             found.append(cls)
     return tuple(found)
 
-
-_LABELS = {
-    "openai": "OpenAI",
-    "anthropic": "Anthropic",
-    "embedded": "the embedded model",
-    "openai_compatible": "the endpoint",
-}
 
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
@@ -74,7 +66,8 @@ _PROMPT_PATTERNS = (
 
 
 def _label(settings: ProviderSettings) -> str:
-    return _LABELS.get(settings.kind, "the endpoint")
+    found = FAMILIES.get(settings.kind)
+    return found.label if found else "the endpoint"
 
 
 def _int(value: Any) -> int | None:
@@ -345,11 +338,8 @@ def map_error(
                 "send the message again",
                 provider=kind,
             )
-        hint = (
-            "the embedded model's server is not answering; restart the app"
-            if kind == "embedded"
-            else "is the server running and the URL right?"
-        )
+        known = FAMILIES.get(kind)
+        hint = known.unreachable_hint if known else "is the server running and the URL right?"
         return errors.Unavailable(
             f"could not connect to {where} (connection refused or host unreachable): {hint}",
             url=url,

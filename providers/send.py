@@ -1,7 +1,7 @@
 """Send a Request with the official SDK, stream the reply, and account for what happened.
 
-`stream` builds the body with `providers.bodies.build_body`, passes that very dict to
-`client.chat.completions.create(...)` or `client.messages.create(...)`, forwards text
+`stream` builds the body with `providers.bodies.build_body`, passes that very dict to the
+family's create call (`client.chat.completions.create`, `client.messages.create`), forwards text
 deltas as they arrive, and returns a `Reply`. It does not raise for provider or network
 failures: the Reply carries the error, and whatever text arrived before it.
 
@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.types import Completion, ModelFn, Request, Usage
-from providers.bodies import api_family, build_body
+from providers.bodies import build_body, family_of
 from providers.catalog import model_info
 from providers.clients import endpoint_url, get_client
 from providers.errors import ProviderError, short_detail
+from providers.families.base import Collected
 from providers.redaction import safe_url
 from providers.sdk_errors import map_error
 from providers.settings import ProviderSettings
@@ -90,43 +91,27 @@ class Reply:
         }
 
 
-class _Collected:
-    """What one attempt gathered from the stream."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.first_at: float | None = None
-        self.finish_reason: str | None = None
-        self.finished = False
-        self.model: str | None = None
-        self.usage: Usage | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
 _signature_lock = threading.Lock()
 _known_params: dict[str, frozenset[str]] = {}
 
 
-def _create_params(family: str, create: Callable[..., Any]) -> frozenset[str]:
+def _create_params(kind: str, create: Callable[..., Any]) -> frozenset[str]:
     """The keyword arguments the SDK's create() declares (the rest go in extra_body)."""
     with _signature_lock:
-        if family not in _known_params:
+        if kind not in _known_params:
             names = set(inspect.signature(create).parameters) - _SDK_OWN
-            _known_params[family] = frozenset(names)
-        return _known_params[family]
+            _known_params[kind] = frozenset(names)
+        return _known_params[kind]
 
 
-def _split(family: str, create: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
+def _split(kind: str, create: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments that put exactly `body` on the wire.
 
     Fields the installed SDK has no argument for (anthropic SDK 2.x dropped `temperature`,
     which llama.cpp still honours) travel in `extra_body`, which the SDK merges into the
     JSON it sends, unchanged.
     """
-    known = _create_params(family, create)
+    known = _create_params(kind, create)
     kwargs = {k: v for k, v in body.items() if k in known}
     extra = {k: v for k, v in body.items() if k not in known}
     if extra:
@@ -134,128 +119,20 @@ def _split(family: str, create: Callable[..., Any], body: Mapping[str, Any]) -> 
     return kwargs
 
 
-def _opt_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _openai_usage(raw: Any) -> Usage:
-    details: dict[str, int] = {}
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    for name, source, attr in (
-        ("cached_tokens", prompt_details, "cached_tokens"),
-        ("cache_write_tokens", prompt_details, "cache_write_tokens"),
-        ("reasoning_tokens", completion_details, "reasoning_tokens"),
-        ("total_tokens", raw, "total_tokens"),
-    ):
-        value = _opt_int(getattr(source, attr, None))
-        if value is not None:
-            details[name] = value
-    return Usage(
-        input=_opt_int(getattr(raw, "prompt_tokens", None)),
-        output=_opt_int(getattr(raw, "completion_tokens", None)),
-        details=details,
-    )
-
-
-def _anthropic_usage(raw: Any, previous: Usage | None) -> Usage:
-    """Anthropic's usage with `input` = the whole prompt (uncached + cache read + cache write).
-
-    Anthropic's `input_tokens` leaves out tokens read from or written to the prompt cache;
-    they are added back so `input` means the same for every provider, and the split is
-    kept in `details`.
-    """
-    old = dict(previous.details) if previous else {}
-    fresh = _opt_int(getattr(raw, "input_tokens", None))
-    read = _opt_int(getattr(raw, "cache_read_input_tokens", None))
-    write = _opt_int(getattr(raw, "cache_creation_input_tokens", None))
-    fresh = fresh if fresh is not None else old.get("uncached_input_tokens")
-    read = read if read is not None else old.get("cached_tokens")
-    write = write if write is not None else old.get("cache_write_tokens")
-    details: dict[str, int] = {}
-    if fresh is not None:
-        details["uncached_input_tokens"] = fresh
-    if read is not None:
-        details["cached_tokens"] = read
-    if write is not None:
-        details["cache_write_tokens"] = write
-    thinking = _opt_int(
-        getattr(getattr(raw, "output_tokens_details", None), "thinking_tokens", None)
-    )
-    if thinking is None:
-        thinking = old.get("reasoning_tokens")
-    if thinking is not None:
-        details["reasoning_tokens"] = thinking
-    output = _opt_int(getattr(raw, "output_tokens", None))
-    if output is None and previous is not None:
-        output = previous.output
-    total_in = None if fresh is None else fresh + (read or 0) + (write or 0)
-    return Usage(input=total_in, output=output, details=details)
-
-
-def _openai_chunk(chunk: Any, got: _Collected) -> str:
-    got.model = getattr(chunk, "model", None) or got.model
-    usage = getattr(chunk, "usage", None)
-    if usage is not None:
-        got.usage = _openai_usage(usage)
-    text = ""
-    for choice in getattr(chunk, "choices", None) or ():
-        delta = getattr(choice, "delta", None)
-        content = getattr(delta, "content", None)
-        if isinstance(content, str) and content:
-            text += content
-        reason = getattr(choice, "finish_reason", None)
-        if reason:
-            got.finish_reason = str(reason)
-            got.finished = True
-    return text
-
-
-def _anthropic_event(event: Any, got: _Collected) -> str:
-    kind = getattr(event, "type", "")
-    if kind == "message_start":
-        message = getattr(event, "message", None)
-        got.model = getattr(message, "model", None) or got.model
-        usage = getattr(message, "usage", None)
-        if usage is not None:
-            got.usage = _anthropic_usage(usage, None)
-    elif kind == "content_block_delta":
-        delta = getattr(event, "delta", None)
-        if getattr(delta, "type", "") == "text_delta":
-            text = getattr(delta, "text", "")
-            return text if isinstance(text, str) else ""
-    elif kind == "message_delta":
-        reason = getattr(getattr(event, "delta", None), "stop_reason", None)
-        if reason:
-            got.finish_reason = str(reason)
-        usage = getattr(event, "usage", None)
-        if usage is not None:
-            got.usage = _anthropic_usage(usage, got.usage)
-    elif kind == "message_stop":
-        got.finished = True
-    return ""
-
-
 def _attempt(
     client: Any,
     body: Mapping[str, Any],
     settings: ProviderSettings,
-    got: _Collected,
+    got: Collected,
     on_delta: OnDelta | None,
     url: str | None,
     key: str,
 ) -> ProviderError | None:
     """One call: open the stream, read it to the end, return the error if any."""
-    family = api_family(settings)
-    handle: Callable[[Any, _Collected], str]
-    if family == "anthropic":
-        create = client.messages.create
-        handle = _anthropic_event
-    else:
-        create = client.chat.completions.create
-        handle = _openai_chunk
+    chosen = family_of(settings)
+    create = chosen.create(client)
     try:
-        response = create(**_split(family, create, body), timeout=settings.timeout)
+        response = create(**_split(chosen.kind, create, body), timeout=settings.timeout)
     except Exception as exc:
         return map_error(exc, settings, url=url, key=key, phase="request")
     error: ProviderError | None = None
@@ -269,7 +146,7 @@ def _attempt(
             except Exception as exc:
                 error = map_error(exc, settings, url=url, key=key, phase="stream")
                 break
-            text = handle(item, got)
+            text = chosen.read_event(item, got)
             if text:
                 if got.first_at is None:
                     got.first_at = time.perf_counter()
@@ -315,7 +192,7 @@ def stream(
     started = time.perf_counter()
     url: str | None = None
     attempts = 0
-    got = _Collected()
+    got = Collected()
     error: ProviderError | None
     try:
         url = endpoint_url(settings)
@@ -326,10 +203,10 @@ def stream(
     else:
         while True:
             attempts += 1
-            got = _Collected()
+            got = Collected()
             log.debug(
                 "sending %s request for %s to %s (attempt %d)",
-                api_family(settings),
+                family_of(settings).wire,
                 settings.model,
                 safe_url(url) or "the default URL",
                 attempts,

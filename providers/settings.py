@@ -11,21 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
-from typing import Any, Literal, get_args
+from typing import Any
 from urllib.parse import urlsplit
 
 from providers.endpoints import check_endpoint
 from providers.errors import AuthError
+from providers.families import BUILT_IN, family
 from providers.redaction import remember, remember_url, safe_url
 
-Kind = Literal["embedded", "openai", "openai_compatible", "anthropic"]
-KINDS: tuple[str, ...] = get_args(Kind)
-
-# The variable read for a key when none is given and the SDK's own endpoint is used.
-DEFAULT_KEY_ENV: Mapping[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-}
+Kind = str  # the kind of a registered provider family (providers/families/)
+KINDS: tuple[str, ...] = BUILT_IN
 
 # Sent to endpoints that need no key (local servers); the SDKs refuse an empty one.
 NO_KEY = "no-key-needed"
@@ -100,10 +95,7 @@ class ProviderSettings:
     prompt_cache: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(
-                f"unknown provider kind {self.kind!r}; choose one of {', '.join(KINDS)}"
-            )
+        chosen = family(self.kind)  # ValueError naming the registered kinds
         if not self.model:
             raise ValueError("a model name is needed")
         if self.max_tokens < 1:
@@ -112,8 +104,8 @@ class ProviderSettings:
             raise ValueError("timeout must be positive (seconds)")
         if self.max_retries < 0 or self.retry_backoff < 0:
             raise ValueError("max_retries and retry_backoff cannot be negative")
-        if self.kind == "openai_compatible" and not self.base_url:
-            raise ValueError("an OpenAI-compatible endpoint needs a base_url")
+        if chosen.needs_base_url and not self.base_url:
+            raise ValueError(f"a {self.kind} endpoint needs a base_url (its …/v1 URL)")
         remember_url(self.base_url)  # before the check: its error never shows the password
         check_base_url(self.base_url)
         if self.api_key is not None:  # pasted keys often carry a space or a line break
@@ -138,7 +130,7 @@ class ProviderSettings:
         if self.key_env:
             return self.key_env
         if self.base_url is None:
-            return DEFAULT_KEY_ENV.get(self.kind)
+            return family(self.kind).key_env
         return None
 
     @property

@@ -244,7 +244,7 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         typed = st.text_input("Base URL", base_url or preset.base_url or "") or None
         base_url = checked_url(typed, keep=base_url)
     key = choice.api_key if choice.preset == preset_name else None
-    if preset.key_env or preset.kind == "openai_compatible":  # every endpoint can take a key
+    if preset.key_env or preset.family.needs_base_url:  # every typed endpoint can take a key
         key = (
             st.text_input(
                 key_label(preset.key_env),
@@ -283,7 +283,7 @@ def provider_form(config: AppConfig) -> ProviderChoice:
         "tokens and cost as its own. Off, or at any other temperature: every lane sends its own.",
     )
     prompt_cache = choice.prompt_cache
-    if preset.kind in ("embedded", "anthropic"):
+    if preset.family.prompt_cache:
         prompt_cache = st.checkbox(
             "Reuse cached prompts",
             value=choice.prompt_cache,

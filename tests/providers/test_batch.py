@@ -195,7 +195,8 @@ def test_batch_body_is_build_body_minus_streaming_fields(messages, kind, tempera
 @given(st.text(min_size=0, max_size=60), st.text(min_size=1, max_size=60))
 @settings(max_examples=40, deadline=None)
 def test_a_line_written_from_its_saved_json_is_the_line_written_from_its_dict(system, user):
-    from providers.batch import anthropic_requests, openai_jsonl
+    from providers.families.anthropic import anthropic_requests
+    from providers.families.openai import openai_jsonl
 
     settings_ = ProviderSettings("openai", "gpt-4o-mini", api_key=TEST_KEY)
     body = batch_body(make_request(("user", user), system=system), settings_)

@@ -24,13 +24,13 @@ from providers import (
     model_info,
     preset,
 )
-from providers.bodies import (
+from providers.catalog import Price, choice_for, prices, settings_for
+from providers.families.anthropic import LEADING_USER_PLACEHOLDER
+from providers.families.embedded import (
     COMPACT_MEMBERS,
     EMBEDDED_JSON_FREQUENCY_PENALTY,
-    LEADING_USER_PLACEHOLDER,
     compact_grammar,
 )
-from providers.catalog import Price, choice_for, prices, settings_for
 from providers.settings import NO_KEY, ProviderChoice
 from tests.providers.conftest import make_request
 

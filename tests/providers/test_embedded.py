@@ -15,7 +15,7 @@ from memory.maintenance import FACT_UPDATE_SCHEMA, extraction_request, parse_fac
 from memory.tokens import TokenCounter
 from memory.types import Turn
 from providers import ContextLengthExceeded, ProviderSettings, as_model_fn, embedded, preset, stream
-from providers.bodies import COMPACT_MEMBERS, compact_grammar
+from providers.families.embedded import COMPACT_MEMBERS, compact_grammar
 from scenarios.fincoach import DEMO_TURNS
 from tests.providers.conftest import make_request
 

@@ -10,9 +10,9 @@ import pytest
 from memory.types import Usage
 from providers import ProviderSettings, build_body, model_info, stream
 from providers.batch import batch_body
-from providers.bodies import is_reasoning_model
 from providers.catalog import input_split
 from providers.counting import count_exact, supports_counting
+from providers.families.openai import OPENAI
 from tests.providers.conftest import TEST_KEY, make_request, settings_for
 from tests.providers.fake_batch_server import FakeBatchServer, token_count
 
@@ -27,7 +27,7 @@ REQUEST = make_request(("user", "My name is Chiru."), ("assistant", "Hi."), ("us
 def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(model, reasoning):
     settings = ProviderSettings("openai", model, temperature=0.0, max_tokens=300)
     body = build_body(REQUEST, settings)
-    assert is_reasoning_model(settings) is reasoning
+    assert OPENAI.is_reasoning(settings) is reasoning
     if reasoning:
         assert body["max_completion_tokens"] == 300
         assert "temperature" not in body and "max_tokens" not in body

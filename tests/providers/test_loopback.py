@@ -111,20 +111,32 @@ def test_the_decision_is_by_address_not_by_string():
 
 def test_only_the_client_registry_builds_sdk_clients():
     """Every path that sends (send, batch, counting, …) gets its client from get_client, so
-    the bypass decision covers it; a new module building its own SDK client fails here."""
+    the bypass decision covers it: SDK clients are built only by a family's `client` method,
+    which only get_client calls; a new module building its own SDK client fails here."""
     builders = {"OpenAI", "Anthropic", "DefaultHttpxClient", "Client", "AsyncClient"}
-    found = []
+    found, family_calls = [], []
     for path in ROOT.rglob("*.py"):
         rel = path.relative_to(ROOT)
-        if rel.parts[0] in {".venv", "tests", "wip"} or rel.as_posix() == "providers/clients.py":
+        if rel.parts[0] in {".venv", "tests", "wip"}:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                owner = node.func.value
-                if (
-                    isinstance(owner, ast.Name)
-                    and owner.id in {"openai", "anthropic", "httpx"}
-                    and node.func.attr in builders
-                ):
-                    found.append(f"{rel}:{node.lineno}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed: set[int] = set()
+        if rel.parts[:2] == ("providers", "families"):
+            for fn in ast.walk(tree):
+                if isinstance(fn, ast.FunctionDef) and fn.name == "client":
+                    allowed.update(id(n) for n in ast.walk(fn))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            owner = node.func.value
+            if (
+                isinstance(owner, ast.Name)
+                and owner.id in {"openai", "anthropic", "httpx"}
+                and node.func.attr in builders
+                and id(node) not in allowed
+            ):
+                found.append(f"{rel}:{node.lineno}")
+            if node.func.attr == "client" and any(k.arg == "loopback" for k in node.keywords):
+                family_calls.append(rel.as_posix())
     assert found == []
+    assert family_calls == ["providers/clients.py"]

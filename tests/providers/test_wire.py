@@ -27,8 +27,8 @@ from providers import (
     build_body,
     stream,
 )
-from providers.bodies import compact_grammar
 from providers.clients import get_client
+from providers.families.embedded import compact_grammar
 from tests.providers.conftest import FAMILIES, REQUEST, TEST_KEY, settings_for
 from tests.providers.fake_server import CANNED, CONTEXT_PROMPT, CONTEXT_WINDOW, SLOW_S
 
@@ -311,7 +311,10 @@ EXTRACTION = extraction_request(
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
-        ("embedded", None),  # held to a grammar instead (providers.bodies.compact_grammar)
+        (
+            "embedded",
+            None,
+        ),  # held to a grammar instead (providers.families.embedded.compact_grammar)
         ("openai", {"type": "json_object"}),
         ("openai_compatible", None),  # an unknown server may reject the field: not sent
         ("anthropic", None),  # the Messages API has no such field
