@@ -51,14 +51,15 @@ from memory.types import MaintenanceCall, Part, Request, TokenCount, Turn
 def extract_facts(strategy: Strategy, turn: Turn, *, grounded: bool = True) -> MaintenanceCall:
     """Ask the extractor for updates from `turn` and apply them; invalid replies change nothing.
     With `grounded`, a value that cannot be traced to the turn is not stored (the call records
-    it as ungrounded, memory/grounding.py); when nothing in the reply was grounded, the facts
-    the rule extractor reads in the turn fill in (recorded as such)."""
+    it as ungrounded, memory/grounding.py), and what the rule extractor reads in the turn that
+    neither the store nor the reply's grounded values state fills in (recorded as such): a
+    small model that kept the name but missed the salary no longer loses the salary."""
     call, update = strategy.upkeep.extraction(strategy.counter, strategy.facts, turn)
     if update is not None:
         to_set, to_delete = update
         if grounded:
             to_set, dropped = split_grounded(to_set, f"{turn.user}\n{turn.assistant}")
-            filled = {} if to_set else rule_facts(call.request, strategy.facts)
+            filled = rule_facts(call.request, {**strategy.facts, **to_set})
             to_set.update(filled)
             if dropped or filled:
                 call = dataclasses.replace(
@@ -72,9 +73,9 @@ def extract_facts(strategy: Strategy, turn: Turn, *, grounded: bool = True) -> M
 
 def rule_facts(request: Request, held: Mapping[str, Any]) -> dict[str, Any]:
     """The rule extractor's facts for the turn an extraction request shows that no value in
-    `held` states yet (by amount, or a name as written): they fill in where a model's reply
-    held nothing grounded (the rules read figures and names from the turn's own text, so
-    they are grounded by construction)."""
+    `held` states yet (by amount, or a name as written): they fill in what a model's reply
+    missed (the rules read figures and names from the turn's own text, so they are grounded
+    by construction)."""
     found, _ = parse_fact_update(RuleExtractor()(request).text)
     texts = [str(v) for v in held.values()]
     amounts = {a for t in texts for a in amounts_in(t)}

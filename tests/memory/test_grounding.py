@@ -85,7 +85,8 @@ class Extractor:
 
 def test_entity_stores_grounded_values_and_records_the_others() -> None:
     extractor = Extractor({"name": "Chiru", "monthly_salary": 12000})
-    for grounded, stored in ((True, {"name": "Chiru"}),
+    # grounded: the misread 12000 is not stored; the rules read the salary as it was written
+    for grounded, stored in ((True, {"name": "Chiru", "monthly_salary": "₹1,20,000"}),
                              (False, {"name": "Chiru", "monthly_salary": 12000})):  # fmt: skip
         lane = create("entity", "You are FinCoach.", counter=COUNTER,
                       upkeep=Upkeep(None, extractor), params={"grounded": grounded})  # fmt: skip
@@ -132,3 +133,16 @@ def test_rules_fill_in_when_the_reply_held_nothing_grounded() -> None:
     (call,) = lane.commit(said, "Hello Chiru!")
     assert lane.facts == {"income": 120000, "user": "Chiru"}
     assert call.ungrounded == () and call.filled_by_rules == ()
+
+
+def test_rules_fill_in_what_a_grounded_reply_missed() -> None:
+    """A small model that kept the name but not the salary stated beside it: the salary is
+    read by the rules, recorded as filled in; what the model stored stays as it wrote it."""
+    said = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."
+    lane = create("entity", "You are FinCoach.", counter=COUNTER,
+                  upkeep=Upkeep(None, Extractor({"user_name": "Chiru"})))  # fmt: skip
+    lane.prepare(said)
+    (call,) = lane.commit(said, "Hello Chiru!")
+    assert call.ungrounded == ()
+    assert lane.facts == {"user_name": "Chiru", "monthly_salary": "₹1,20,000"}
+    assert call.filled_by_rules == ('monthly_salary="₹1,20,000"',)
