@@ -134,7 +134,7 @@ class MaintenanceRecord:
     shared: tuple[str, ...] = ()
     # an extraction's values that could not be traced to the turn, not stored (key=JSON)
     ungrounded: tuple[str, ...] = ()
-    # facts the rule extractor filled in where the reply held nothing grounded (key=JSON)
+    # facts the rule extractor filled in: stated in the turn, missing from the reply (key=JSON)
     filled_by_rules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -95,7 +95,7 @@ class MaintenanceCall:
     # extraction: the values the reply gave that could not be traced to the turn and were not
     # stored, as key=JSON (memory/grounding.py)
     ungrounded: tuple[str, ...] = ()
-    # extraction: facts the rule extractor filled in where the reply held nothing grounded
+    # extraction: facts the rule extractor filled in (stated in the turn, missing from the reply)
     filled_by_rules: tuple[str, ...] = ()
 
     @property

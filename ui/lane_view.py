@@ -175,7 +175,7 @@ def payload(record: LaneTurn) -> None:
                 st.caption(f"reply: {plain(call.reply[:400])}")
 
 
-FILLED_NOTE = "Filled in by the rule extractor (the reply held nothing grounded): "
+FILLED_NOTE = "Filled in by the rule extractor (stated in the turn, missing from the reply): "
 
 
 def ungrounded_note(values: tuple[str, ...]) -> str:
