@@ -467,6 +467,10 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 "warm_read": sum(r["prompt"] - r["cached"] for r in warms),
                 "extractions": len(extractions),
                 "extractions_parsed": sum(m.error is None for m in extractions),
+                # extracted values not stored (their turn does not state them), values the
+                # rules filled in (stated, missing from the reply): memory/grounding.py
+                "ungrounded": sum(len(getattr(m, "ungrounded", ())) for m in extractions),
+                "filled_by_rules": sum(len(getattr(m, "filled_by_rules", ())) for m in extractions),
                 "calls": [
                     {
                         "what": r["lane"] or r["upkeep"] or "warm",
@@ -700,6 +704,8 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
         "overhead (demo − floor) s": result["demo_s"] - sum(floors),
         "facts parsed (of extractions)": sum(t["extractions_parsed"] for t in turns),
         "extractions": sum(t["extractions"] for t in turns),
+        "extracted values ungrounded (not stored)": sum(t.get("ungrounded", 0) for t in turns),
+        "values filled in by the rules": sum(t.get("filled_by_rules", 0) for t in turns),
         f"demo facts in fact stores at end (of {len(DEMO_FACTS)} each)": sum(
             facts_kept(result).values()
         ),

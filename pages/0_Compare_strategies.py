@@ -149,6 +149,7 @@ def lane_column(name: str) -> None:
         st.rerun()
     own = choices.get(name)
     lane_view.figures(lane, latest, price=config.lane_price(own), window=config.lane_window(own))
+    lane_view.facts_panel(lane, latest)
     lane_view.payload(latest)
     lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
 

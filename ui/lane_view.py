@@ -175,6 +175,25 @@ def payload(record: LaneTurn) -> None:
                 st.caption(f"reply: {plain(call.reply[:400])}")
 
 
+def facts_panel(lane: Lane, record: LaneTurn) -> None:
+    """What a fact-keeping lane's store holds now, one fact a line, and what this turn's
+    extraction did to it: values not stored (ungrounded) and values the rules filled in."""
+    if not lane.spec.cls.uses_facts:
+        return
+    facts = lane.strategy.facts
+    with st.expander(f"Facts held · {len(facts)}", expanded=True):
+        if not facts:
+            st.caption("none yet")
+        for key, value in facts.items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            st.markdown(md("**{}**: {}", key, shown))
+        for call in record.maintenance:
+            if call.filled_by_rules:
+                st.caption(plain(FILLED_NOTE + ", ".join(call.filled_by_rules)))
+            if call.ungrounded:
+                st.caption(plain(ungrounded_note(call.ungrounded)))
+
+
 FILLED_NOTE = "Filled in by the rule extractor (stated in the turn, missing from the reply): "
 
 

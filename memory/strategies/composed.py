@@ -57,7 +57,9 @@ def extract_facts(strategy: Strategy, turn: Turn, *, grounded: bool = True) -> M
     call, update = strategy.upkeep.extraction(strategy.counter, strategy.facts, turn)
     if update is not None:
         to_set, to_delete = update
-        if grounded:
+        if grounded:  # a value the store already holds under its key is a copy, not a claim
+            held = strategy.facts
+            to_set = {k: v for k, v in to_set.items() if k not in held or held[k] != v}
             to_set, dropped = split_grounded(to_set, f"{turn.user}\n{turn.assistant}")
             filled = rule_facts(call.request, {**strategy.facts, **to_set})
             to_set.update(filled)
@@ -73,8 +75,8 @@ def extract_facts(strategy: Strategy, turn: Turn, *, grounded: bool = True) -> M
 
 def rule_facts(request: Request, held: Mapping[str, Any]) -> dict[str, Any]:
     """The rule extractor's facts for the turn an extraction request shows that no value in
-    `held` states yet (by amount, or a name as written): they fill in what a model's reply
-    missed (the rules read figures and names from the turn's own text, so they are grounded
+    `held` states yet (by amount, or a name as written), each value once: they fill in what
+    a model's reply missed (the rules read figures and names from the turn's own text, so they are grounded
     by construction)."""
     found, _ = parse_fact_update(RuleExtractor()(request).text)
     texts = [str(v) for v in held.values()]
@@ -86,7 +88,9 @@ def rule_facts(request: Request, held: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if not stated and any(contains_phrase(t, str(value)) for t in texts):
             continue
-        out[key] = value
+        out[key] = value  # and once only: the assistant repeating a figure adds no second key
+        texts.append(str(value))
+        amounts |= stated
     return out
 
 

@@ -146,3 +146,19 @@ def test_rules_fill_in_what_a_grounded_reply_missed() -> None:
     assert call.ungrounded == ()
     assert lane.facts == {"user_name": "Chiru", "monthly_salary": "₹1,20,000"}
     assert call.filled_by_rules == ('monthly_salary="₹1,20,000"',)
+
+
+def test_a_fact_copied_back_unchanged_is_not_called_ungrounded() -> None:
+    """SmolLM2 copies the whole store back each turn: a value the store already holds under
+    its key changes nothing and is not listed as ungrounded in a turn that does not say it."""
+    first = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."
+    lane = create("entity", "You are FinCoach.", counter=COUNTER,
+                  upkeep=Upkeep(None, Extractor({"name": "Chiru"})))  # fmt: skip
+    lane.prepare(first)
+    lane.commit(first, "Hello Chiru!")
+    then = "My monthly expenses come to about ₹60,000."
+    lane.upkeep = Upkeep(None, Extractor({"name": "Chiru", "monthly_expenses": 60000}))
+    lane.prepare(then)
+    (call,) = lane.commit(then, "Noted.")
+    assert call.ungrounded == ()
+    assert lane.facts["monthly_expenses"] == 60000 and lane.facts["name"] == "Chiru"

@@ -232,3 +232,17 @@ def test_the_chat_box_holds_at_most_one_sendable_message(fake_transport):
 
     at = run_app()
     assert at.chat_input[0].proto.max_chars == MAX_MESSAGE_CHARS
+
+
+def test_fact_lanes_show_the_facts_they_hold(fake_transport):
+    """The fake's extractor returns nothing: the rules read the name and the salary the turn
+    states, and each fact-keeping lane lists them under its figures, saying they were filled."""
+    at = run_app()
+    send(at, "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.")
+    panels = [e for e in at.expander if e.label.startswith("Facts held")]
+    assert [e.label for e in panels] == ["Facts held · 2", "Facts held · 2"]  # entity, hybrid
+    for panel in panels:
+        shown = [m.value for m in panel.markdown]  # the reply repeats the salary: kept once
+        assert shown == ["**name**: Chiru", "**monthly\\_salary**: ₹1\\,20\\,000"]
+        (note,) = [c.value for c in panel.caption]
+        assert note.startswith("Filled in by the rule extractor") and "Chiru" in note
