@@ -41,9 +41,9 @@ def lane_column(page, title: str):
     return page.locator('[data-testid="stColumn"]').filter(has=heading).last
 
 
-def open_page(page, url: str, max_tokens: int = 48) -> None:
+def open_page(page, url: str, max_tokens: int = 48, *, timeout_ms: int = 90_000) -> None:
     page.goto(url)
-    page.get_by_placeholder("Message every lane at once…").wait_for(timeout=90_000)
+    page.get_by_placeholder("Message every lane at once…").wait_for(timeout=timeout_ms)
     # shorter replies keep the test quick; this also drives the sidebar form for real
     box = page.get_by_label("Max reply tokens")
     box.fill(str(max_tokens))

@@ -32,7 +32,9 @@ def test_framework_defaults_play_the_demo_and_a_broken_user_lane_is_marked(tmp_p
         "MEMORY_LAB_STRATEGY_FILES": f"{SEED}:SlidingWindowMemory",
     }
     with running_app(env=env) as url, chromium(width=2400, height=1600) as page:
-        open_page(page, url, max_tokens=32)
+        # the first page run imports the framework packages and loads the user's strategy
+        # file in a fresh server: a full CI run once saw it take over 90 s on 2 busy cores
+        open_page(page, url, max_tokens=32, timeout_ms=240_000)
         page.get_by_role("button", name="Framework defaults lane set").click()
         for title in titles:
             lane_column(page, title).wait_for(timeout=60_000)
