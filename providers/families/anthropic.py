@@ -196,8 +196,7 @@ class AnthropicMessages(Family):
         A request's `reply_schema` adds nothing: the Messages API has no response-format
         field, so a JSON reply rests on the prompt (which asks for JSON) and on the parser.
         """
-        if slot is not None:
-            raise ValueError("slot is a slot number (0 or more) of the embedded server")
+        self.check_slot(slot)
         body: dict[str, Any] = {"model": settings.model, "max_tokens": settings.max_tokens}
         if request.system:
             body["system"] = request.system

@@ -140,6 +140,15 @@ class Family:
         """Whether sweeps can be sent through this family's batch API."""
         return self.batch_lines > 0
 
+    def check_slot(self, slot: int | None) -> int | None:
+        """`slot` when this family routes calls to server slots and it is a slot number;
+        ValueError otherwise (None passes: the server picks)."""
+        if slot is not None and (
+            not self.slots or isinstance(slot, bool) or not isinstance(slot, int) or slot < 0
+        ):
+            raise ValueError("slot is a slot number (0 or more) of the embedded server")
+        return slot
+
     def endpoint_url(self, settings: CallSettings) -> str | None:
         """The base URL a call goes to (None: the SDK's default)."""
         return settings.base_url

@@ -120,9 +120,7 @@ class EmbeddedServer(OpenAIChat):
         out: dict[str, Any] = {}
         if settings.prompt_cache is not None:
             out["cache_prompt"] = settings.prompt_cache
-        if slot is not None:
-            if isinstance(slot, bool) or not isinstance(slot, int) or slot < 0:
-                raise ValueError("slot is a slot number (0 or more) of the embedded server")
+        if slot is not None:  # checked by build_body (Family.check_slot)
             out["id_slot"] = slot
         return out
 

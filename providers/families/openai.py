@@ -137,14 +137,13 @@ class OpenAIChat(Family):
 
     def server_fields(self, settings: CallSettings, slot: int | None) -> dict[str, Any]:
         """Fields of this server's own (none here; the embedded server adds llama.cpp's)."""
-        if slot is not None:
-            raise ValueError("slot is a slot number (0 or more) of the embedded server")
         return {}
 
     def build_body(
         self, request: Request, settings: CallSettings, slot: int | None = None
     ) -> dict[str, Any]:
         """A streaming chat-completions body: the system message first, then the history."""
+        slot = self.check_slot(slot)
         messages: list[dict[str, str]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -152,7 +151,6 @@ class OpenAIChat(Family):
         body: dict[str, Any] = {"model": settings.model, "messages": messages}
         body.update(self.json_fields(request, settings))
         if self.is_reasoning(settings):
-            self.server_fields(settings, slot)
             body["max_completion_tokens"] = settings.max_tokens
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
