@@ -195,3 +195,15 @@ def test_a_sweep_plan_uses_a_registered_familys_batch_limit(throwaway, capsys, t
     assert code == 0, err
     requests = int(out.split("then all ")[1].split(" requests")[0].replace(",", ""))
     assert f"one round of {-(-requests // 2)} batch(es)" in out
+
+
+def test_only_a_family_with_slots_takes_a_slot():
+    request = make_request(("user", "Hi"))
+    embedded = catalog.preset("embedded").settings()
+    assert build_body(request, embedded, slot=2)["id_slot"] == 2
+    for settings, slot in ((embedded, -1), (embedded, True),
+                           (ProviderSettings("openai", "gpt-4o-mini"), 0),
+                           (ProviderSettings("openai", "o4-mini"), 0),
+                           (ProviderSettings("anthropic", "claude-haiku-4-5"), 0)):  # fmt: skip
+        with pytest.raises(ValueError, match="slot number"):
+            build_body(request, settings, slot=slot)
