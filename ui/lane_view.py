@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from lanes.lane import ERROR, INCOMPLETE, OVERFLOW, Lane, LaneTurn
+from lanes.lane import ERROR, INCOMPLETE, OVERFLOW, Lane, LaneTurn, MaintenanceRecord
 from present.lanes import LANE_LEGEND, lane_figure
 from providers.catalog import Price
 from ui.safe import md, plain
@@ -162,10 +162,7 @@ def payload(record: LaneTurn) -> None:
             )
             if call.shared:
                 st.caption(plain(shared_note(call.shared)))
-            if call.ungrounded:
-                st.caption(plain(ungrounded_note(call.ungrounded)))
-            if call.filled_by_rules:
-                st.caption(plain(FILLED_NOTE + ", ".join(call.filled_by_rules)))
+            extraction_notes(call)
             st.code(
                 json.dumps(call.body, indent=2, ensure_ascii=False),
                 language="json",
@@ -188,10 +185,15 @@ def facts_panel(lane: Lane, record: LaneTurn) -> None:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             st.markdown(md("**{}**: {}", key, shown))
         for call in record.maintenance:
-            if call.filled_by_rules:
-                st.caption(plain(FILLED_NOTE + ", ".join(call.filled_by_rules)))
-            if call.ungrounded:
-                st.caption(plain(ungrounded_note(call.ungrounded)))
+            extraction_notes(call)
+
+
+def extraction_notes(call: MaintenanceRecord) -> None:
+    """What an extraction did beside its reply: values not stored, values the rules filled."""
+    if call.ungrounded:
+        st.caption(plain(ungrounded_note(call.ungrounded)))
+    if call.filled_by_rules:
+        st.caption(plain(FILLED_NOTE + ", ".join(call.filled_by_rules)))
 
 
 FILLED_NOTE = "Filled in by the rule extractor (stated in the turn, missing from the reply): "
