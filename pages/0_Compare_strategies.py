@@ -59,18 +59,21 @@ with top_left:
             else ""
         )
     )
+# One look at whether lanes are still answering, for every control below: asked again per
+# control, a turn that ended mid-draw left Play disabled and no watcher to redraw the page.
+busy = bool(session.pending_lanes())
 with top_right:
     b1, b2 = st.columns(2)
-    if b1.button(
-        "▶ Play the FinCoach demo", width="stretch", disabled=bool(session.pending_lanes())
-    ):
+    if b1.button("▶ Play the FinCoach demo", width="stretch", disabled=busy):
         st.session_state.config = config = config.with_system_prompt(fincoach.SYSTEM_PROMPT)
         st.session_state.session = session = new_session(config)
         st.session_state.demo_queue = list(fincoach.DEMO_TURNS)
+        busy = False
     if b2.button("New conversation", width="stretch"):
         st.session_state.session = session = new_session(config)
         st.session_state.demo_queue = []
-    demo_controls.recorded_button(config, disabled=bool(session.pending_lanes()))
+        busy = False
+    demo_controls.recorded_button(config, disabled=busy)
     demo_controls.stop_button(session)
 # Notes that come and go sit in containers drawn on every run, so the lanes below keep their
 # place in the page: Streamlit matches elements by position, and a lane block that moved
@@ -87,17 +90,17 @@ with st.container():
 # ---- start the next turn: a typed message, or the demo's next line ----------------------
 message = st.chat_input(
     "Message every lane at once…",
-    disabled=bool(session.pending_lanes()),
+    disabled=busy,
     max_chars=MAX_MESSAGE_CHARS,
 )
-if message is not None and not session.pending_lanes():
+if message is not None and not busy:
     if message.strip():
         session.begin_turn(message)
         st.session_state.demo_queue = []
         st.rerun()  # redraw with the input disabled while the lanes answer
     else:
         st.toast("Empty message ignored: type something first.")
-elif st.session_state.demo_queue and not session.pending_lanes():
+elif st.session_state.demo_queue and not busy:
     demo_controls.settle(session)  # first tokens then wait for nobody
     session.begin_turn(st.session_state.demo_queue.pop(0))
     st.rerun()
@@ -115,7 +118,7 @@ def watch_turn() -> None:
 
 
 with st.container():  # see the notes above: the lanes' place stays the same
-    if session.pending_lanes():
+    if busy:  # also when the turn has ended since: the watcher's first look redraws
         watch_turn()
     if session.turn:
         st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")

@@ -246,3 +246,18 @@ def test_fact_lanes_show_the_facts_they_hold(fake_transport):
         assert shown == ["**name**: Chiru", "**monthly\\_salary**: ₹1\\,20\\,000"]
         (note,) = [c.value for c in panel.caption]
         assert note.startswith("Filled in by the rule extractor") and "Chiru" in note
+
+
+def test_a_turn_that_ends_while_the_page_draws_leaves_no_control_disabled(fake_transport):
+    """The page asks once whether lanes are pending and draws every control from that answer.
+    Asked again per control, a turn that ended mid-draw left Play disabled with no watcher
+    to redraw it (a clean-clone browser run caught Play disabled for good after Stop)."""
+    at = send(run_app(), "Hi! I'm Chiru.")
+    session = at.session_state["session"]
+    answers = iter([list(session.lanes)])  # pending at the first look, done from then on
+    session.pending_lanes = lambda: next(answers, [])
+    at.run()
+    assert not at.exception, at.exception
+    play = next(b for b in at.button if b.label == "▶ Play the FinCoach demo")
+    assert not play.disabled
+    assert not at.chat_input[0].disabled
