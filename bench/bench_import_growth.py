@@ -48,7 +48,7 @@ def transcript_text(turns: int, seed: int = 7) -> str:
 def child(turns: int, db: Path, time_limit: float) -> dict[str, float]:
     """One import in this process; its figures as JSON on stdout."""
     from engines.transcripts import parse, replay
-    from lanes.session import LaneSpec
+    from memory.lane_spec import LaneSpec
     from memory.registry import REGISTRY
     from providers.fake import FakeTransport
     from providers.settings import ProviderSettings

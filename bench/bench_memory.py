@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.recall import run_setting  # noqa: E402
 from memory.bm25 import terms  # noqa: E402
-from memory.choices import StrategyChoice  # noqa: E402
 from memory.compose import read_composition  # noqa: E402
+from memory.lane_spec import LaneSpec  # noqa: E402
 from memory.maintenance import Upkeep  # noqa: E402
 from memory.ranking import DEFAULT_RANKING  # noqa: E402
 from memory.registry import (  # noqa: E402
@@ -176,9 +176,7 @@ def replay_with_questions(counter: TokenCounter) -> None:
             runs = []
             for _ in range(3):
                 started = time.perf_counter()
-                run_setting(
-                    conv, StrategyChoice("retrieval", {"ranking": ranking}), counter=counter
-                )
+                run_setting(conv, LaneSpec("retrieval", {"ranking": ranking}), counter=counter)
                 runs.append(time.perf_counter() - started)
             seconds[ranking] = min(runs)
         print(

@@ -30,6 +30,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from memory.lane_spec import LaneSpec
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.dense import available as dense_available  # noqa: E402
@@ -65,7 +67,6 @@ for _term, _values in CANDIDATES.items():
 from engines.recall import (  # noqa: E402
     QuestionResult,
     RecallRow,
-    Setting,
     default_settings,
     full_tokens,
     run_recall,
@@ -149,7 +150,7 @@ def main() -> None:
     )
     settings = default_settings(sweep=not args.quick)
     defaults = spec("retrieval").defaults()
-    settings.append(Setting("retrieval", defaults))  # the registry's defaults, as shipped
+    settings.append(LaneSpec("retrieval", defaults))  # the registry's defaults, as shipped
     rows = run_recall(convs, settings, counter=counter, on_row=lambda r: print_row(r, kinds))
     print(f"(last row 'retrieval': the registry defaults {defaults})")
     best = _best_under(rows, "retrieval", 0.10)
@@ -168,7 +169,9 @@ def _run(
     out: list[QuestionResult] = []
     started = time.perf_counter()
     for conv in convs:
-        setting = Setting("retrieval", {"k": 2, "ranking": ranking}, {"recall_budget": share})
+        setting = LaneSpec(
+            "retrieval", {"k": 2, "ranking": ranking}, shares={"recall_budget": share}
+        )
         out += run_setting(conv, setting.resolve(full_tokens(conv, counter)), counter=counter)
     return out, time.perf_counter() - started
 

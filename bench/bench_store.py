@@ -26,7 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.sessions import RunOptions, continue_stored  # noqa: E402
-from lanes.session import LaneSpec, Session  # noqa: E402
+from lanes.session import Session  # noqa: E402
+from memory.lane_spec import LaneSpec  # noqa: E402
 from memory.registry import DEFAULT_LANES, REGISTRY  # noqa: E402
 from memory.tokens import TokenCounter  # noqa: E402
 from providers.fake import FakeTransport  # noqa: E402

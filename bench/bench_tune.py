@@ -41,8 +41,8 @@ from engines.tune import (  # noqa: E402
     TuneResult,
     tune,
 )
-from memory.choices import StrategyChoice  # noqa: E402
 from memory.compose import read_composition  # noqa: E402
+from memory.lane_spec import LaneSpec  # noqa: E402
 from memory.registry import register_composition  # noqa: E402
 
 COMPOSITION = read_composition((Path(__file__).parent / "composition.json").read_bytes())
@@ -66,7 +66,7 @@ def show(title: str, result: TuneResult, wall: float, full_cost: float) -> None:
 
 
 def run(title: str, evaluator: Evaluator, target: Target, args: argparse.Namespace) -> float:
-    full_cost = evaluator.measure(StrategyChoice("full")).cost
+    full_cost = evaluator.measure(LaneSpec("full")).cost
     started = time.perf_counter()
     strategies = (*DEFAULT_STRATEGIES, COMPOSITION.name)
     result = tune(

@@ -25,9 +25,10 @@ sys.path.insert(0, str(ROOT))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from lanes import session as session_module  # noqa: E402
+from memory.lane_spec import LaneSpec  # noqa: E402
 from memory.registry import DEFAULT_LANES, REGISTRY  # noqa: E402
 from providers.fake import FakeTransport  # noqa: E402
-from ui.app_state import AppConfig, LaneChoice  # noqa: E402
+from ui.app_state import AppConfig  # noqa: E402
 
 APP = str(ROOT / "app.py")
 
@@ -36,7 +37,7 @@ def app_with(transport: FakeTransport, lanes: tuple[str, ...]) -> AppTest:
     session_module.ProvidersTransport = lambda: transport  # type: ignore[assignment,misc]
     at = AppTest.from_file(APP, default_timeout=600)
     config = AppConfig.default().replace(
-        lanes=tuple(LaneChoice(n, REGISTRY[n].defaults()) for n in lanes)
+        lanes=tuple(LaneSpec(n, REGISTRY[n].defaults()) for n in lanes)
     )
     at.session_state["config"] = config
     at.run()

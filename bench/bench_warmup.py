@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lanes.session import LaneSpec, Session, UpkeepLimits  # noqa: E402
+from lanes.session import Session, UpkeepLimits  # noqa: E402
+from memory.lane_spec import LaneSpec  # noqa: E402
 from memory.registry import DEFAULT_LANES, REGISTRY  # noqa: E402
 from providers import embedded, preset  # noqa: E402
 from scenarios import fincoach  # noqa: E402

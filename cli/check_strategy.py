@@ -46,7 +46,7 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory.choices import parse_choice
+    from memory.lane_spec import parse_spec
     from memory.registry import REGISTRY
     from plugins import contracts
     from plugins.loading import StrategyLoadError, load_file
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {**spec.defaults()}
     if args.param:
         try:
-            params.update(parse_choice(f"{name}:{','.join(args.param)}").params)
+            params.update(parse_spec(f"{name}:{','.join(args.param)}").params)
         except ValueError as exc:
             raise UsageError(f"--param: {exc}") from None
     if args.examples < 1:

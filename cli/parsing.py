@@ -16,8 +16,8 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
-from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec, parse_spec
 from providers.catalog import PRESETS
 from providers.settings import check_base_url
 
@@ -204,17 +204,15 @@ def seconds(text: str) -> float:
     return value
 
 
-def strategies(
-    values: Sequence[str] | None, default: Sequence[StrategyChoice]
-) -> tuple[StrategyChoice, ...]:
+def strategies(values: Sequence[str] | None, default: Sequence[LaneSpec]) -> tuple[LaneSpec, ...]:
     """`--strategy` values ('full', 'window:k=3', 'full;window:k=3') as choices, else `default`."""
     if not values:
         return tuple(default)
-    out: list[StrategyChoice] = []
+    out: list[LaneSpec] = []
     for value in values:
         for part in _split_strategies(value):
             try:
-                out.append(parse_choice(part))
+                out.append(parse_spec(part))
             except MemoryLabError as exc:
                 raise UsageError(str(exc)) from None
     return tuple(out)

@@ -25,8 +25,8 @@ from engines.benchmarks import (
     streams,
     table_rows,
 )
-from engines.recall import Setting
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from scenarios.benchmarks import DATASETS, BenchmarkFormatError
 
@@ -67,10 +67,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "in FILE; run again with it to go on where an interrupted run stopped")  # fmt: skip
 
 
-def _settings(values: list[str] | None) -> list[Setting]:
+def _settings(values: list[str] | None) -> list[LaneSpec]:
     if not values:
         return list(DEFAULT_SETTINGS)
-    return [Setting(c.name, dict(c.params)) for c in strategies(values, ())]
+    return list(strategies(values, ()))
 
 
 def format_table(report: BenchReport) -> str:

@@ -25,8 +25,8 @@ from cli.parsing import (
     strategies,
 )
 from engines import transcripts
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from memory.types import Request
 from memorylab.api import Replay, replay
@@ -184,7 +184,7 @@ def print_turn(run: Replay, n: int) -> None:
 def run(args: argparse.Namespace) -> int:
     check_outputs(args)
     t = read_transcript_arg(args)
-    picked = strategies(args.strategy, (StrategyChoice("full"),))
+    picked = strategies(args.strategy, (LaneSpec("full"),))
     if args.turn is not None and not 1 <= args.turn <= len(t.turns):
         raise UsageError(f"--turn {args.turn}: the conversation has turns 1 to {len(t.turns)}")
     if args.reply_tokens < 0:

@@ -40,8 +40,8 @@ from engines.simulator import (
     simulate,
     user_turns_from,
 )
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 
 EXAMPLES = """examples:
@@ -106,7 +106,7 @@ def simulate_config(args: argparse.Namespace) -> SimConfig:
                 "user_turns": list(turns),
                 "reply_tokens": args.reply_tokens,
                 "turns": args.turns,
-                "strategies": strategies(args.strategy, (StrategyChoice("full"),)),
+                "strategies": strategies(args.strategy, (LaneSpec("full"),)),
                 "summary_tokens": args.summary_tokens,
                 "facts_tokens": args.facts_tokens,
                 "overhead": args.overhead,

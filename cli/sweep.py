@@ -41,7 +41,7 @@ from cli.parsing import (
     variable_name,
 )
 from cli.survival import survival_table
-from engines.recall import RecallResult, Setting, default_settings
+from engines.recall import RecallResult, default_settings
 from engines.survival import (
     DEFAULT_STRATEGIES,
     SurvivalConfig,
@@ -76,8 +76,8 @@ from engines.sweep_run import (
     start,
     wait,
 )
-from memory.choices import parse_choice
 from memory.errors import MemoryLabError
+from memory.lane_spec import parse_spec
 from present.recall import table_rows
 from providers import ProviderError, ProviderSettings, preset
 from providers.catalog import PRESETS, batch_presets
@@ -95,7 +95,7 @@ def _grid(args: argparse.Namespace) -> SurvivalConfig:
     try:
         config = SurvivalConfig(
             probe_turns=parse_turns(args.probe_turns),
-            strategies=tuple(parse_choice(s) for s in args.strategy)
+            strategies=tuple(parse_spec(s) for s in args.strategy)
             if args.strategy
             else DEFAULT_STRATEGIES,
         )
@@ -114,8 +114,8 @@ def _recall_grid(args: argparse.Namespace) -> RecallGrid:
             conv = parse_conversation(read_text_arg(args.conversation, "--conversation"))
         else:
             conv = generate(args.seed, sessions=args.sessions)
-        chosen = [parse_choice(s) for s in args.strategy or ()]
-        settings = [Setting(c.name, c.params) for c in chosen] or default_settings()
+        chosen = [parse_spec(s) for s in args.strategy or ()]
+        settings = list(chosen) or default_settings()
         return RecallGrid(conv, tuple(settings)).validate()
     except (LongMemFormatError, MemoryLabError, SweepError, ValueError) as exc:
         raise UsageError(str(exc)) from None

@@ -12,7 +12,7 @@ request it would send is checked. The metrics are the benchmarks' own, beside th
   abstention (LongMemEval) questions are reported apart and left out of the main figures;
   a question with no evidence is counted, not scored.
 
-The run reuses engines/recall.py's stand-ins and Setting; it adds no ranking of its own.
+The run reuses engines/recall.py's stand-ins and lane specs; it adds no ranking of its own.
 Touches no file, except a `Checkpoint`'s own (a streamed run's finished conversations).
 """
 
@@ -27,7 +27,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from engines.recall import Setting, answer_present, request_text
+from engines.recall import answer_present, request_text
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
@@ -44,13 +45,13 @@ from scenarios.benchmarks import (
 
 KS = (5, 10)
 # what `memory-lab recall` and the Long recall page run on a benchmark file by default
-DEFAULT_SETTINGS: tuple[Setting, ...] = (
-    Setting("full"),
-    Setting("window", {"k": 10}),
-    Setting("token_window", shares={"budget": 0.10}),
-    Setting("summary_buffer", shares={"budget": 0.10}),
-    Setting("hybrid", shares={"budget": 0.10}),
-    Setting("retrieval", {"k": 2, "top_k": 10, "recall_budget": 0, "neighbours": 0.0}),
+DEFAULT_SETTINGS: tuple[LaneSpec, ...] = (
+    LaneSpec("full"),
+    LaneSpec("window", {"k": 10}),
+    LaneSpec("token_window", shares={"budget": 0.10}),
+    LaneSpec("summary_buffer", shares={"budget": 0.10}),
+    LaneSpec("hybrid", shares={"budget": 0.10}),
+    LaneSpec("retrieval", {"k": 2, "top_k": 10, "recall_budget": 0, "neighbours": 0.0}),
 )
 _SCORE = re.compile(r"^turn (\d+): retrieved, score (-?[\d.]+)")
 
@@ -152,7 +153,7 @@ def full_tokens(conv: BenchConversation, counter: TokenCounter) -> int:
 
 
 def run_conversation(
-    conv: BenchConversation, setting: Setting, counter: TokenCounter
+    conv: BenchConversation, setting: LaneSpec, counter: TokenCounter
 ) -> list[BenchResult]:
     """Replay one conversation through one setting; check every question when it is due."""
     choice = setting.resolve(full_tokens(conv, counter))
@@ -205,7 +206,7 @@ def _share(found: int, total: int) -> float | None:
     return found / total if total else None
 
 
-def summarise(setting: Setting, results: list[BenchResult]) -> BenchRow:
+def summarise(setting: LaneSpec, results: list[BenchResult]) -> BenchRow:
     scored = [r for r in results if r.evidence and not r.apart]
     apart = [r for r in results if r.apart and r.evidence]
     answers = [
@@ -226,7 +227,7 @@ def summarise(setting: Setting, results: list[BenchResult]) -> BenchRow:
     mean_tokens = statistics.fmean(r.prompt_tokens for r in results) if results else 0.0
     mean_full = statistics.fmean(r.full_tokens for r in results) if results else 1.0
     return BenchRow(
-        label=setting.label,
+        label=setting.sized_label,
         name=setting.name,
         questions=len(scored),
         evidence_recall=_share(
@@ -303,7 +304,7 @@ def _result(data: Mapping[str, Any]) -> BenchResult:
 def run_stream(
     name: str,
     conversations: Iterable[BenchConversation | str],
-    settings: Iterable[Setting],
+    settings: Iterable[LaneSpec],
     *,
     counter: TokenCounter | None = None,
     on_conversation: Callable[[int], None] | None = None,
@@ -321,7 +322,7 @@ def run_stream(
     notes: list[str] = []
     skipped: list[str] = []
     done = questions = 0
-    saved = checkpoint.load([s.label for s in chosen]) if checkpoint is not None else {}
+    saved = checkpoint.load([s.sized_label for s in chosen]) if checkpoint is not None else {}
     for conv in conversations:
         if isinstance(conv, str):
             skipped.append(conv)
@@ -355,7 +356,7 @@ class Progress:
 
 def run_benchmark(
     dataset: Dataset,
-    settings: Iterable[Setting],
+    settings: Iterable[LaneSpec],
     *,
     counter: TokenCounter | None = None,
     on_progress: Callable[[Progress], None] | None = None,
@@ -379,7 +380,7 @@ def streams(path: Path, name: str = "auto") -> bool:
 
 def run_path(
     path: Path,
-    settings: Iterable[Setting],
+    settings: Iterable[LaneSpec],
     *,
     name: str = "auto",
     limit: int | None = None,

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from lanes.lane import Sender
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import NO_UPKEEP, Upkeep
 from memory.registry import REGISTRY, spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
@@ -120,7 +120,7 @@ def request_text(request: Request) -> str:
     return "\n".join([request.system, *(m.content for m in request.messages)])
 
 
-def _model_fns(choice: StrategyChoice, upkeep: Upkeep) -> Upkeep:
+def _model_fns(choice: LaneSpec, upkeep: Upkeep) -> Upkeep:
     cls = spec(choice.name).cls
     if cls.uses_summary and upkeep.summarize is None:
         upkeep = replace(upkeep, summarize=ExtractiveSummariser())
@@ -131,7 +131,7 @@ def _model_fns(choice: StrategyChoice, upkeep: Upkeep) -> Upkeep:
 
 def run_setting(
     conv: LongConversation,
-    choice: StrategyChoice,
+    choice: LaneSpec,
     *,
     counter: TokenCounter,
     upkeep: Upkeep = NO_UPKEEP,
@@ -235,77 +235,46 @@ def full_tokens(conv: LongConversation, counter: TokenCounter) -> int:
     return counter.count(conv.system) + sum(counter.count(u) + counter.count(a) for u, a in turns)
 
 
-@dataclass(frozen=True)
-class Setting:
-    """A strategy setting whose token parameters may be shares of the full buffer.
-
-    `shares` maps a parameter (a budget) to a share of the conversation's full-buffer tokens;
-    `resolve(full)` turns it into a concrete StrategyChoice for one conversation."""
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    shares: Mapping[str, float] = field(default_factory=dict)
-
-    def resolve(self, full: int) -> StrategyChoice:
-        sized = {k: max(200, round(full * p)) for k, p in self.shares.items()}
-        return StrategyChoice(self.name, {**self.params, **sized})
-
-    @property
-    def label(self) -> str:
-        """The name, the parameters that differ from the defaults, budgets as % of full."""
-        defaults = spec(self.name).defaults()
-        extra = [f"{k}={v}" for k, v in self.params.items() if defaults.get(k) != v]
-        extra += [f"{k}={p:.1%} of full" for k, p in self.shares.items()]
-        return self.name + (f" ({', '.join(extra)})" if extra else "")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(self.params), "shares": dict(self.shares)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Setting:
-        return cls(
-            str(data["name"]), dict(data.get("params") or {}), dict(data.get("shares") or {})
-        )
-
-
-def default_settings(*, sweep: bool = False) -> list[Setting]:
+def default_settings(*, sweep: bool = False) -> list[LaneSpec]:
     """Every strategy at settings spread over the token range (budgets as shares of full).
 
     `sweep` adds more retrieval and hybrid settings (recent turns, neighbour weight)."""
     shares = (0.025, 0.05, 0.10)
-    settings = [Setting("full")]
-    settings += [Setting("window", {"k": k}) for k in (10, 40)]
-    settings += [Setting("token_window", shares={"budget": p}) for p in shares]
-    settings += [Setting("summary")]
-    settings += [Setting("summary_buffer", shares={"budget": p}) for p in shares]
-    settings += [Setting("entity")]
+    settings = [LaneSpec("full")]
+    settings += [LaneSpec("window", {"k": k}) for k in (10, 40)]
+    settings += [LaneSpec("token_window", shares={"budget": p}) for p in shares]
+    settings += [LaneSpec("summary")]
+    settings += [LaneSpec("summary_buffer", shares={"budget": p}) for p in shares]
+    settings += [LaneSpec("entity")]
     for r in (0.0, 0.25, 0.5) if sweep else (0.5,):
-        settings += [Setting("hybrid", {"recall_share": r}, {"budget": p}) for p in shares]
-    settings += [Setting("retrieval", {"k": 2, "top_k": 2, "recall_budget": 0, "neighbours": 0.0})]
-    settings += [Setting("retrieval", {"k": 2, "top_k": 20, "recall_budget": 0, "neighbours": 0.0})]
+        settings += [LaneSpec("hybrid", {"recall_share": r}, shares={"budget": p}) for p in shares]
+    settings += [LaneSpec("retrieval", {"k": 2, "top_k": 2, "recall_budget": 0, "neighbours": 0.0})]
+    settings += [
+        LaneSpec("retrieval", {"k": 2, "top_k": 20, "recall_budget": 0, "neighbours": 0.0})
+    ]
     weights = (0.0, 0.25, 0.5, 1.0) if sweep else (0.0, 0.25)
     recents = (0, 2, 4) if sweep else (2,)
     for p in shares:
         for w in weights:
             for k in recents:
                 params = {"k": k, "top_k": 200, "neighbours": w}
-                settings.append(Setting("retrieval", params, {"recall_budget": p}))
+                settings.append(LaneSpec("retrieval", params, shares={"recall_budget": p}))
     return settings
 
 
-def every_setting() -> dict[str, Setting]:
+def every_setting() -> dict[str, LaneSpec]:
     """`default_settings`, the retrieval strategy at its own defaults, and every other
     registered strategy (a plugin's too) at its defaults, by label."""
     settings = default_settings()
-    settings.append(Setting("retrieval", spec("retrieval").defaults()))
+    settings.append(LaneSpec("retrieval", spec("retrieval").defaults()))
     have = {s.name for s in settings}
-    settings += [Setting(name) for name in REGISTRY if name not in have]
-    return {s.label: s for s in settings}
+    settings += [LaneSpec(name) for name in REGISTRY if name not in have]
+    return {s.sized_label: s for s in settings}
 
 
 def run_recall(
     convs: Sequence[LongConversation],
-    settings: Iterable[Setting],
+    settings: Iterable[LaneSpec],
     *,
     counter: TokenCounter | None = None,
     upkeep: Upkeep = NO_UPKEEP,
@@ -323,7 +292,7 @@ def run_recall(
         for conv, full in zip(convs, fulls, strict=True):
             choice = setting.resolve(full)
             results += run_setting(conv, choice, counter=counter, upkeep=upkeep, send=send)
-        row = summarise(setting.label, setting.name, results, model=model)
+        row = summarise(setting.sized_label, setting.name, results, model=model)
         rows.append(row)
         if on_row is not None:
             on_row(row)

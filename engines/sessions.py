@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lanes.endpoint_policy import saved_settings
-from lanes.session import LaneSpec, Session, UpkeepLimits
+from lanes.session import Session, UpkeepLimits
 from lanes.transport import Transport
+from memory.lane_spec import LaneSpec
 from providers.settings import ProviderSettings
 from storage.store import SavedSession
 
@@ -40,7 +41,7 @@ class RunOptions:
 
 def start(
     system_prompt: str,
-    lanes: Sequence[LaneSpec],
+    lanes: Sequence[LaneSpec[ProviderSettings]],
     run: RunOptions,
     *,
     name: str = "",

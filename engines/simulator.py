@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.replay import GrowthRow, growth_factor, growth_table, replay
 from memory.standins import SizedExtractor, SizedSummariser
@@ -47,7 +47,7 @@ class SimConfig:
     user_turns: tuple[str, ...] = fincoach.SIMULATED_TURNS
     reply_tokens: int = fincoach.REPLY_TOKENS
     turns: int | None = None  # None: one pass over user_turns; more cycles them
-    strategies: tuple[StrategyChoice, ...] = (StrategyChoice("full"),)
+    strategies: tuple[LaneSpec, ...] = (LaneSpec("full"),)
     summary_tokens: int = 150
     facts_tokens: int = 30
     overhead: bool = False  # add the per-message chat-template estimate to each prompt
@@ -114,14 +114,13 @@ class SimConfig:
         if "strategies" in data:
             raw = data["strategies"]
             if not isinstance(raw, list | tuple) or not all(
-                isinstance(x, StrategyChoice)
+                isinstance(x, LaneSpec)
                 or (isinstance(x, Mapping) and isinstance(x.get("name"), str))
                 for x in raw
             ):
                 raise SimulationError('strategies is a list of {"name": ..., "params": {...}}')
             values["strategies"] = tuple(
-                x if isinstance(x, StrategyChoice) else StrategyChoice(x["name"], x.get("params"))
-                for x in raw
+                x if isinstance(x, LaneSpec) else LaneSpec(x["name"], x.get("params")) for x in raw
             )
         return replace(base, **values)
 

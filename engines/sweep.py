@@ -467,7 +467,7 @@ def config_from_dict(data: Mapping[str, Any]) -> SurvivalConfig:
     if callable(from_dict):  # the engine's own reader, when it has one
         return from_dict(data)
     from engines.survival import Fact
-    from memory.choices import StrategyChoice
+    from memory.lane_spec import LaneSpec
     from scenarios.filler import FillerTurn
 
     try:
@@ -476,7 +476,7 @@ def config_from_dict(data: Mapping[str, Any]) -> SurvivalConfig:
             facts=tuple(Fact.from_dict(f) for f in data["facts"]),
             probe_turns=tuple(int(t) for t in data["probe_turns"]),
             strategies=tuple(
-                StrategyChoice(s["name"], dict(s.get("params") or {})) for s in data["strategies"]
+                LaneSpec(s["name"], dict(s.get("params") or {})) for s in data["strategies"]
             ),
             filler=None
             if filler in (None, "built-in")

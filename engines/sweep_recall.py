@@ -27,7 +27,6 @@ from typing import Any
 from engines.recall import (
     RecallResult,
     RecallRow,
-    Setting,
     full_tokens,
     grade,
     request_text,
@@ -47,6 +46,7 @@ from engines.sweep import (
     recording,
     replaying,
 )
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.standins import ExtractiveSummariser, RuleExtractor, StaticReply
@@ -65,7 +65,7 @@ class RecallGrid:
     """What a recall sweep asks: one long conversation, and the settings to ask it through."""
 
     conversation: LongConversation
-    settings: tuple[Setting, ...]
+    settings: tuple[LaneSpec, ...]
 
     def validate(self) -> RecallGrid:
         if not self.settings:
@@ -92,7 +92,7 @@ class RecallGrid:
     def from_dict(cls, data: Mapping[str, Any]) -> RecallGrid:
         try:
             conv = parse_conversation(json.dumps(data["conversation"]))
-            return cls(conv, tuple(Setting.from_dict(s) for s in data["settings"]))
+            return cls(conv, tuple(LaneSpec.from_dict(s) for s in data["settings"]))
         except (KeyError, TypeError, LongMemFormatError) as exc:
             raise SweepError(f"the saved recall sweep is incomplete: {exc}") from None
 
@@ -125,7 +125,7 @@ def _replay(
     for setting in grid.settings:
         results = run_setting(conv, setting.resolve(full), counter=counter, upkeep=upkeep,
                               send=send)  # fmt: skip
-        label = f"{setting.label} · {model}" if model else setting.label
+        label = f"{setting.sized_label} · {model}" if model else setting.sized_label
         rows.append(summarise(label, setting.name, results, model=model))
     return rows
 
@@ -271,7 +271,7 @@ def _graded_once(
             for result, request in zip(results, sent, strict=True):
                 answered, text, error = grade(answer(request, None), questions[result.question])
                 graded.append(replace(result, answered=answered, reply=text, error=error))
-            label = f"{setting.label} · {model}" if model else setting.label
+            label = f"{setting.sized_label} · {model}" if model else setting.sized_label
             rows.append(summarise(label, setting.name, graded, model=model))
     return rows
 

@@ -23,9 +23,11 @@ from engines import sessions
 from engines.sessions import RunOptions
 from lanes import session as session_module
 from lanes.lane import ReplyLike
-from lanes.session import LaneSpec, Session, Transport
+from lanes.session import Session, Transport
+from memory.lane_spec import LaneSpec
 from memory.standins import ExtractiveSummariser, RuleExtractor
 from memory.types import Completion, ModelFn, Request, Usage
+from providers.settings import ProviderSettings
 from scenarios.transcripts import (
     FORMATS,
     MAX_CHARS,
@@ -217,7 +219,7 @@ def would_send(request: Request, settings: Any, transport: Any = None) -> dict[s
 
 def replay(
     transcript: Transcript,
-    lanes: Sequence[LaneSpec],
+    lanes: Sequence[LaneSpec[ProviderSettings]],
     *,
     provider: Any,
     maintenance: Any | None = None,

@@ -375,7 +375,7 @@ class Lane:
         label: str | None = None,
         provider: Mapping[str, Any] | None = None,
     ) -> None:
-        self.name = label or strategy_name  # the lane's key in its session (lanes/labels.py)
+        self.name = label or strategy_name  # the lane's key in its session (memory/lane_spec.py)
         self.strategy_name = strategy_name
         self.provider = dict(provider) if provider else None  # its own provider, public form
         self.spec = spec(strategy_name)

@@ -1,6 +1,6 @@
 """A Session: one conversation fanned out to several lanes, each a memory strategy.
 
-Lanes are keyed by label (lanes/labels.py), so one strategy may run in several lanes, with
+Lanes are keyed by label (memory/lane_spec.py), so one strategy may run in several lanes, with
 other parameters or on its own provider (`LaneSpec.provider`; None: the session's).
 
 The session owns the user turns and the lanes; `run_turn` runs every lane of a turn in
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lanes import stack
-from lanes.labels import LaneSpec, labelled
 from lanes.lane import Lane, LaneTurn, ReplyLike, Sender
 from lanes.live import LiveRun
 from lanes.transport import Call, LaneRoute, Layer, Pacing, ProvidersTransport, Transport
+from memory.lane_spec import LaneSpec, labelled
 from memory.maintenance import Upkeep
 from memory.registry import spec as strategy_spec
 from memory.strategies.base import check_user_text
@@ -39,7 +39,7 @@ from memory.types import Request
 if TYPE_CHECKING:
     from providers.settings import ProviderSettings
 
-__all__ = ["LaneSpec", "ProvidersTransport", "Session", "Transport", "UpkeepLimits", "labelled"]
+__all__ = ["ProvidersTransport", "Session", "Transport", "UpkeepLimits"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Session:
         self,
         *,
         system_prompt: str,
-        lanes: Sequence[LaneSpec],
+        lanes: Sequence[LaneSpec[ProviderSettings]],
         provider: ProviderSettings,
         maintenance: ProviderSettings | None = None,
         transport: Transport | None = None,
@@ -96,26 +96,26 @@ class Session:
         # label -> the settings that lane calls with (its own, else the session's), and those
         # its upkeep calls (summaries, extraction) go through
         self.providers: dict[str, ProviderSettings] = {
-            str(s.label): s.provider or provider for s in specs
+            str(s.lane_label): s.provider or provider for s in specs
         }
         self.upkeep_providers: dict[str, ProviderSettings] = {
-            str(s.label): s.provider or self.maintenance for s in specs
+            str(s.lane_label): s.provider or self.maintenance for s in specs
         }
         # labels of lanes with their own provider
-        self.own_providers: set[str] = {str(s.label) for s in specs if s.provider is not None}
+        self.own_providers: set[str] = {str(s.lane_label) for s in specs if s.provider is not None}
         routes = [
             LaneRoute(
-                str(s.label),
-                self.providers[str(s.label)],
-                self.upkeep_providers[str(s.label)],
-                strategy_spec(s.strategy).needs_model,
+                str(s.lane_label),
+                self.providers[str(s.lane_label)],
+                self.upkeep_providers[str(s.lane_label)],
+                strategy_spec(s.name).needs_model,
             )
             for s in specs
         ]
         # the transport stack (lanes/stack.py): the session talks to its top only
         self.transport: Layer = stack.build(transport or ProvidersTransport(), routes, share=share)
         self.lanes: dict[str, Lane] = {
-            str(s.label): self._lane(s, self._upkeep_fns(str(s.label))) for s in specs
+            str(s.lane_label): self._lane(s, self._upkeep_fns(str(s.lane_label))) for s in specs
         }
         self.transport.attach(self.lanes)
         self.user_turns: list[str] = []
@@ -150,7 +150,7 @@ class Session:
         """The calls shared between lanes now (lanes/sharing.py), None without sharing."""
         return self.transport.sharing
 
-    def _lane(self, spec: LaneSpec, upkeep: Upkeep) -> Lane:
+    def _lane(self, spec: LaneSpec[ProviderSettings], upkeep: Upkeep) -> Lane:
         """A lane for `spec`, making its upkeep calls through `upkeep`.
         One with its own provider does its upkeep calls there too (the session's maintenance
         model belongs to the session's provider) and counts tokens with its own model's
@@ -160,12 +160,12 @@ class Session:
             self.counter if own is None else TokenCounter.for_model(getattr(own, "model", None))
         )
         return Lane(
-            spec.strategy,
+            spec.name,
             self.system_prompt,
             counter=counter,
             params=spec.params,
             upkeep=upkeep,
-            label=str(spec.label),
+            label=str(spec.lane_label),
             provider=None if own is None else _public(own),
         )
 
@@ -388,7 +388,8 @@ class Session:
                     f"lane {label} ran on its own model ({model}): choose its provider"
                 )
             strategy = str(lane.get("strategy") or label)
-            specs.append(LaneSpec(strategy, lane["params"], own.get(label), label))
+            one = LaneSpec(strategy, lane["params"], provider=own.get(label), lane_label=label)
+            specs.append(one)
         session = cls(
             system_prompt=data["system_prompt"],
             lanes=specs,

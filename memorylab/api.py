@@ -19,7 +19,7 @@ from engines.survival import (
     load_facts,
     run_survival,
 )
-from memory.choices import StrategyChoice, parse_choice
+from memory.lane_spec import LaneSpec, parse_spec
 from memory.maintenance import Upkeep
 from memory.registry import REGISTRY
 from memory.replay import ReplayStep
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 FINCOACH_PROMPT: str = fincoach.SYSTEM_PROMPT  # seed 000's system prompt: 132 tokens
 FINCOACH_TURNS: tuple[str, ...] = fincoach.SIMULATED_TURNS  # the growth table's ten turns
 
-StrategyLike = str | StrategyChoice
+StrategyLike = str | LaneSpec
 TurnLike = str | tuple[str, str | None]
 
 
@@ -50,8 +50,8 @@ def _frame(rows: Iterable[Any]) -> pd.DataFrame:
     )
 
 
-def _choice(strategy: StrategyLike) -> StrategyChoice:
-    return strategy if isinstance(strategy, StrategyChoice) else parse_choice(strategy)
+def _choice(strategy: StrategyLike) -> LaneSpec:
+    return strategy if isinstance(strategy, LaneSpec) else parse_spec(strategy)
 
 
 # ---- strategies and tokens ---------------------------------------------------------------
@@ -84,7 +84,7 @@ def create(
     summarize: ModelFn | None = None,
     extract: ModelFn | None = None,
 ) -> Strategy:
-    """A strategy instance from its CLI form (`"window:k=3"`) or a StrategyChoice.
+    """A strategy instance from its CLI form (`"window:k=3"`) or a LaneSpec.
 
     Strategies that summarise or extract facts get rule-based stand-ins unless you pass
     your own model functions (`Request -> Completion`)."""
@@ -300,8 +300,8 @@ def import_transcript(
     `provider` (ProviderSettings) for them; by default no model is called: bodies are built
     as gpt-4o-mini's and upkeep is done by the rule-based stand-ins (costing nothing)."""
     import providers
-    from lanes.session import LaneSpec
     from lanes.transport import ProvidersTransport
+    from memory.lane_spec import LaneSpec
     from storage.store import Store
 
     if not isinstance(transcript, transcripts.Transcript):
@@ -314,7 +314,9 @@ def import_transcript(
         transcript = found
     settings = provider or providers.preset("openai").settings("gpt-4o-mini")
     base = ProvidersTransport()
-    lanes = [LaneSpec(c.name, dict(c.params)) for c in (_choice(s) for s in strategies)]
+    lanes: list[LaneSpec[providers.ProviderSettings]] = [
+        LaneSpec(c.name, dict(c.params)) for c in (_choice(s) for s in strategies)
+    ]
     session = transcripts.replay(
         transcript,
         lanes,

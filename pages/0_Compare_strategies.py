@@ -124,7 +124,7 @@ with st.container():  # see the notes above: the lanes' place stays the same
         st.markdown(f"**You · turn {session.turn}:** {plain(session.user_turns[-1])}")
 
 # ---- the lanes --------------------------------------------------------------------------
-choices = lane_choices(config, session)  # label -> its LaneChoice: its own price and window
+choices = lane_choices(config, session)  # label -> its lane spec: its own price and window
 
 
 @st.fragment(parallel=True)

@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from engines.survival import SurvivalConfig, SurvivalConfigError, facts_json
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from providers import preset
 from ui import navigation, strategy_sources
 from ui.app_state import main_config
@@ -46,7 +46,7 @@ EMBEDDED_NOTE = (
 
 # ---- state -------------------------------------------------------------------------------
 app = main_config()
-main_lanes = [StrategyChoice(lane.strategy, dict(lane.params)) for lane in app.lanes]
+main_lanes = [LaneSpec(lane.name, dict(lane.params)) for lane in app.lanes]
 choices = {c.label: c for c in lane_choices(main_lanes)}
 st.session_state.setdefault(
     "survival_settings",

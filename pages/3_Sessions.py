@@ -180,7 +180,7 @@ with import_tab:
                 strategies = list(
                     strategy_picker(
                         by_name(),
-                        list(dict.fromkeys(lane.strategy for lane in config.lanes)),
+                        list(dict.fromkeys(lane.name for lane in config.lanes)),
                         key="replay-strategies",
                         titles=True,
                     ).keys

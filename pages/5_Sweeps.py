@@ -27,7 +27,7 @@ from engines.sweep import (
 from engines.sweep_recall import prepare_recall_sweeps
 from engines.sweep_run import open_arms, progress, resume, start
 from lanes.endpoint_policy import EndpointNotTyped
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import ProviderError, preset
 from providers.catalog import batch_presets
@@ -115,7 +115,7 @@ with st.expander("New sweep", expanded=not store.list_sweeps()):
         if kind == "survival":
             config = SurvivalConfig(
                 probe_turns=parse_turns(turns_text),
-                strategies=tuple(StrategyChoice(n) for n in names),
+                strategies=tuple(LaneSpec(n) for n in names),
             ).validate()
             estimates = [estimate_sweep(config, a, upkeep=upkeep) for a in arms]
         else:

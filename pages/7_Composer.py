@@ -14,9 +14,9 @@ from typing import Any
 
 import streamlit as st
 
-from memory.choices import StrategyChoice
 from memory.compose import Composition
 from memory.errors import InvalidParameter
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY, builtin_composition
 from storage.store import Store, StoreError
 from ui import composer_form, composer_view, navigation, persistence
@@ -135,7 +135,7 @@ else:
         composition,
         conversation,
         settings,
-        [StrategyChoice(n) for n in compared.keys],
+        [LaneSpec(n) for n in compared.keys],
     )
     error = composer_view.preview_section(
         shown,
@@ -168,7 +168,7 @@ if b1.button("Add as lane", type="primary", disabled=not usable, key="composer-a
         st.error(plain(exc))
     else:
         st.session_state.composer_added = f"{registered}. " + add_as_lane(
-            StrategyChoice(composition.name)
+            LaneSpec(composition.name)
         )
 if b2.button(
     "Save", disabled=not usable or saved_in is None, key="composer-save",

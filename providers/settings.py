@@ -173,6 +173,10 @@ class ProviderSettings:
             provider=self.kind,
         )
 
+    def lane_model(self) -> tuple[str, str]:
+        """The model and API kind a lane on these settings calls (its label's part)."""
+        return self.model, self.kind
+
     def with_(self, **changes: Any) -> ProviderSettings:
         """A copy with some fields changed (e.g. a cheaper model for maintenance calls)."""
         return replace(self, **changes)
@@ -205,6 +209,10 @@ class ProviderChoice:
     def __post_init__(self) -> None:
         remember(self.api_key)  # a key typed in the sidebar is masked in every output
         remember_url(self.base_url)
+
+    def lane_model(self) -> tuple[str, str]:
+        """The model (blank: the preset's default) and preset a lane on this choice calls."""
+        return self.model, self.preset
 
     def as_saved(self) -> dict[str, Any]:
         """Plain data for saving with a session: every field but the key."""

@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from engines import sessions  # noqa: E402
 from engines.sessions import RunOptions  # noqa: E402
-from lanes.session import LaneSpec, UpkeepLimits  # noqa: E402
+from lanes.session import UpkeepLimits  # noqa: E402
+from memory.lane_spec import LaneSpec  # noqa: E402
 from scenarios import fincoach  # noqa: E402
 from storage.store import SavedSession  # noqa: E402
 from ui.app_state import AppConfig, keyed_settings  # noqa: E402
@@ -36,7 +37,7 @@ def main() -> None:
     choice = config.provider
     session = sessions.start(
         fincoach.SYSTEM_PROMPT,
-        [LaneSpec(lane.strategy, lane.params) for lane in config.lanes],
+        [LaneSpec(lane.name, lane.params) for lane in config.lanes],
         RunOptions(keyed_settings(choice), upkeep=UpkeepLimits() if choice.short_upkeep else None),
         name="FinCoach demo (recorded)",
     )

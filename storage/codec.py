@@ -17,10 +17,10 @@ from typing import Any
 
 import pydantic
 
-from lanes.labels import LABEL_LIMIT, strategy_of
 from lanes.lane import CANCELLED, ERROR, INCOMPLETE, OK, OVERFLOW, LaneTurn
 from memory.errors import InvalidParameter, MemoryLabError
 from memory.jsontext import decoded, parse_json
+from memory.lane_spec import LABEL_LIMIT, strategy_of
 from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, create
 from memory.strategies.base import UNSENDABLE

@@ -11,15 +11,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
 import providers
 from lanes import endpoint_policy
-from lanes.labels import LaneIdentity, lane_labels
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec, lane_labels
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers import catalog
 from providers.catalog import Price
@@ -32,44 +31,28 @@ GENERIC_PROMPT = "You are a helpful, concise assistant. Use what the user told y
 __all__ = [
     "GENERIC_PROMPT",
     "AppConfig",
-    "LaneChoice",
     "ProviderChoice",
     "add_lane",
     "keyed_settings",
 ]
 
 
-@dataclass(frozen=True)
-class LaneChoice:
-    """A strategy picked in the sidebar, with its parameter values and optionally its own
-    provider and model (None: the session's; its key is looked up like the session's)."""
+def saved_lane(lane: LaneSpec[ProviderChoice], label: str) -> dict[str, Any]:
+    """A sidebar lane as saved with a session: strategy, params, label and its own provider
+    (no key; a URL without user:password@ or ?key=)."""
+    data = {"strategy": lane.name, "params": dict(lane.params), "label": label}
+    if lane.provider is None:
+        return data
+    own = lane.provider.as_saved()
+    return {**data, "provider": {**own, "base_url": safe_url(own.get("base_url"))}}
 
-    strategy: str
-    params: dict[str, Any] = field(default_factory=dict)
-    provider: ProviderChoice | None = None
 
-    def identity(self) -> LaneIdentity:
-        """What the lane's label is made of (lanes/labels.py)."""
-        p = self.provider
-        if p is None:
-            return LaneIdentity(self.strategy, self.params)
-        return LaneIdentity(self.strategy, self.params, model_name(p), p.preset)
-
-    def same_lane(self, other: LaneChoice) -> bool:
-        """Whether both would run the same strategy, parameters and model (keys aside)."""
-        a, b = self.identity(), other.identity()
-        filled = REGISTRY[self.strategy].defaults() if self.strategy in REGISTRY else {}
-        return (a.strategy, a.model, a.endpoint) == (b.strategy, b.model, b.endpoint) and {
-            **filled,
-            **a.params,
-        } == {**filled, **b.params}
-
-    def as_saved(self, label: str) -> dict[str, Any]:
-        data = {"strategy": self.strategy, "params": dict(self.params), "label": label}
-        if self.provider is None:
-            return data
-        own = self.provider.as_saved()
-        return {**data, "provider": {**own, "base_url": safe_url(own.get("base_url"))}}
+def _named(lane: LaneSpec[ProviderChoice]) -> LaneSpec[ProviderChoice]:
+    """The lane with its own provider's model named (a blank model is its preset's default)."""
+    p = lane.provider
+    if p is None or p.model:
+        return lane
+    return dataclasses.replace(lane, provider=dataclasses.replace(p, model=model_name(p)))
 
 
 def model_name(choice: ProviderChoice) -> str:
@@ -83,8 +66,8 @@ class AppConfig:
 
     provider: ProviderChoice = ProviderChoice()
     system_prompt: str = fincoach.SYSTEM_PROMPT
-    lanes: tuple[LaneChoice, ...] = tuple(
-        LaneChoice(n, REGISTRY[n].defaults()) for n in DEFAULT_LANES
+    lanes: tuple[LaneSpec[ProviderChoice], ...] = tuple(
+        LaneSpec(n, REGISTRY[n].defaults()) for n in DEFAULT_LANES
     )
 
     @classmethod
@@ -115,21 +98,21 @@ class AppConfig:
 
     def labels(self) -> list[str]:
         """Each lane's label, in order (ValueError when two lanes would be identical)."""
-        return lane_labels([lane.identity() for lane in self.lanes])
+        return lane_labels([_named(lane) for lane in self.lanes])
 
-    def lane_price(self, lane: LaneChoice | None) -> Price | None:
+    def lane_price(self, lane: LaneSpec[ProviderChoice] | None) -> Price | None:
         """The price of a lane's model (its own, else the session's), if the catalog has one."""
         choice = lane.provider if lane is not None and lane.provider else self.provider
         info = catalog.preset(choice.preset).model(model_name(choice))
         return info.price if info else None
 
-    def lane_window(self, lane: LaneChoice | None) -> int | None:
+    def lane_window(self, lane: LaneSpec[ProviderChoice] | None) -> int | None:
         """The context window of a lane's model, if the catalog knows it."""
         choice = lane.provider if lane is not None and lane.provider else self.provider
         info = catalog.preset(choice.preset).model(model_name(choice))
         return info.context_window if info else None
 
-    def lane_by_label(self) -> dict[str, LaneChoice]:
+    def lane_by_label(self) -> dict[str, LaneSpec[ProviderChoice]]:
         return dict(zip(self.labels(), self.lanes, strict=True))
 
     def provider_caption(self) -> str:
@@ -142,14 +125,15 @@ class AppConfig:
             "provider": self.provider.as_saved(),
             "system_prompt": self.system_prompt,
             "lanes": [
-                lane.as_saved(label) for lane, label in zip(self.lanes, self.labels(), strict=True)
+                saved_lane(lane, label)
+                for lane, label in zip(self.lanes, self.labels(), strict=True)
             ],
         }
 
-    def with_lane(self, lane: LaneChoice) -> tuple[AppConfig, str]:
+    def with_lane(self, lane: LaneSpec[ProviderChoice]) -> tuple[AppConfig, str]:
         """This config with `lane` added (unless an identical lane is there), and its label."""
         for existing, label in zip(self.lanes, self.labels(), strict=True):
-            if existing.same_lane(lane):
+            if _named(existing).same_lane(_named(lane)):
                 return self, label
         config = self.replace(lanes=(*self.lanes, lane))
         return config, config.labels()[-1]
@@ -161,13 +145,13 @@ def main_config() -> AppConfig:
     return config if isinstance(config, AppConfig) else AppConfig.default()
 
 
-def add_lane(choice: StrategyChoice, provider: ProviderChoice | None = None) -> str:
+def add_lane(choice: LaneSpec, provider: ProviderChoice | None = None) -> str:
     """Add a lane running `choice` (on `provider`, else the session's) to the main page's
     lanes and return its label; the main page starts a new conversation with it. A lane
     identical to one already there is not added twice (its label is returned)."""
     config: AppConfig = st.session_state.get("config") or AppConfig.default()
     params = {**REGISTRY[choice.name].defaults(), **dict(choice.params)}
-    new, label = config.with_lane(LaneChoice(choice.name, params, provider))
+    new, label = config.with_lane(LaneSpec(choice.name, params, provider=provider))
     if new is not config:
         st.session_state["config"] = new
         st.session_state["session"] = None

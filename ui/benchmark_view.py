@@ -13,8 +13,8 @@ import streamlit as st
 
 from engines.benchmarks import DEFAULT_SETTINGS, Progress, run_benchmark, run_path, streams
 from engines.benchmarks import table_rows as bench_rows
-from engines.recall import Setting
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from present.recall import category_chart
 from scenarios.benchmarks import BenchmarkFormatError, Dataset, load_path
 from ui.safe import md
@@ -70,7 +70,7 @@ def benchmark_source(how: str) -> Path | None:
     return path
 
 
-def benchmark_file(settings: Mapping[str, Setting]) -> None:
+def benchmark_file(settings: Mapping[str, LaneSpec]) -> None:
     """A benchmark by upload or path, settings (the defaults, then `settings`), run with
     progress: `memory-lab recall`'s table and the per-category chart."""
     with st.expander("Benchmark formats"):
@@ -98,12 +98,12 @@ def benchmark_file(settings: Mapping[str, Setting]) -> None:
             md("**{}** · {}: {} conversation(s), {} questions.", path.name,
                BENCH_FORMATS[dataset.name], len(dataset.conversations), dataset.questions)
         )  # fmt: skip
-    options = {s.label: s for s in DEFAULT_SETTINGS}
+    options = {s.sized_label: s for s in DEFAULT_SETTINGS}
     options.update({label: s for label, s in settings.items() if label not in options})
     picked = st.multiselect(
         "Strategy settings",
         list(options),
-        default=[s.label for s in DEFAULT_SETTINGS],
+        default=[s.sized_label for s in DEFAULT_SETTINGS],
         key="bench-settings",
     )
     limit = int(st.number_input("Conversations to run (0: all)", min_value=0, value=0,

@@ -17,9 +17,9 @@ from typing import Any
 from engines.transcripts import would_send
 from lanes.lane import OK, LaneTurn, MaintenanceRecord, TurnAccount
 from lanes.session import Session
-from memory.choices import StrategyChoice
 from memory.compose import Composition
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.registry import create
 from memory.replay import Entry, replay
@@ -116,7 +116,7 @@ def preview(
     composition: Composition,
     conv: Conversation,
     settings: Any,
-    compare: Sequence[StrategyChoice] = (),
+    compare: Sequence[LaneSpec] = (),
 ) -> list[Shown]:
     """The composition first, then each strategy in `compare`, at the conversation's latest
     turn (a strategy that cannot run says why in its `error`)."""

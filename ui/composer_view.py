@@ -14,9 +14,9 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from memory.choices import StrategyChoice
 from memory.compose import KINDS, POLICIES, Composition
 from memory.errors import InvalidParameter
+from memory.lane_spec import LaneSpec
 from memory.ranking import RANKINGS
 from memory.registry import (
     REGISTRY,
@@ -83,7 +83,7 @@ def load_draft(comp: Composition, message: str | None = None, origin: str | None
     st.session_state.composer_message = message
 
 
-def as_blocks(choice: StrategyChoice) -> Composition:
+def as_blocks(choice: LaneSpec) -> Composition:
     """A strategy setting written as blocks: a composition at those values, or a built-in
     as its composition (InvalidParameter when it has no blocks form)."""
     comp = REGISTRY[choice.name].composition

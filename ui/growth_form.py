@@ -10,8 +10,8 @@ from functools import lru_cache
 from typing import Any
 
 from engines.simulator import SimConfig, Simulation, SimulationError, simulate, user_turns_from
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from scenarios import fincoach
 from ui.picker import Picked, every_strategy
 
@@ -33,7 +33,7 @@ def default_settings() -> dict[str, Any]:
     }
 
 
-def build(settings: dict[str, Any], options: dict[str, StrategyChoice]) -> SimConfig:
+def build(settings: dict[str, Any], options: dict[str, LaneSpec]) -> SimConfig:
     """The simulator's config from the page's settings (SimulationError if wrong)."""
     if settings["source"] == "custom":
         turns = tuple(t.strip() for t in settings["custom_turns"].splitlines() if t.strip())

@@ -1,7 +1,7 @@
 """Hand a strategy setting found on another page (the tuner's winner, a composition) to the
 main page as a lane, with a message saying what happened.
 
-    message = lane_handoff.add_as_lane(StrategyChoice("window", {"k": 6}))
+    message = lane_handoff.add_as_lane(LaneSpec("window", {"k": 6}))
 
 The lane itself is added by ui/app_state.add_lane (next to the lanes already there; the main
 page starts a new conversation with them); the message also goes to the main page's notice.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from ui.app_state import AppConfig, add_lane
 
 
@@ -25,7 +25,7 @@ def _lane_count() -> int:
     return len(main_config().lanes)
 
 
-def add_as_lane(choice: StrategyChoice) -> str:
+def add_as_lane(choice: LaneSpec) -> str:
     """Put `choice` on the main page as a lane; returns what happened, for a message."""
     before = _lane_count()
     label = add_lane(choice)

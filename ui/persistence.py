@@ -17,13 +17,14 @@ import streamlit as st
 from engines import sessions
 from engines.sessions import RunOptions
 from lanes import endpoint_policy
-from lanes.session import LaneSpec, Session, UpkeepLimits
+from lanes.session import Session, UpkeepLimits
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from providers import catalog
-from providers.settings import ProviderChoice
+from providers.settings import ProviderChoice, ProviderSettings
 from storage.store import SavedSession, Store, StoreError, Tracker, default_url
 from ui import navigation
-from ui.app_state import AppConfig, LaneChoice, keyed_settings, maintenance_settings, saved_named
+from ui.app_state import AppConfig, keyed_settings, maintenance_settings, saved_named
 from ui.safe import plain
 
 NOTES_KEY = "saved_endpoints"  # (session id, lines): what a continued session's file named
@@ -64,10 +65,10 @@ def config_for(
     provider = _resolve(session_named, base.provider, adopt=adopt)
     typed = _typed_lane(base)
     lanes = tuple(
-        LaneChoice(
+        LaneSpec(
             saved.strategy(name),
             saved.params(name),
-            None
+            provider=None
             if lane_named.get(name) is None
             else _resolve(lane_named[name], typed, adopt=adopt),
         )
@@ -137,26 +138,29 @@ def saved_endpoints(saved: SavedSession, current: AppConfig) -> list[str]:
     return lines
 
 
-def lane_specs(config: AppConfig) -> list[LaneSpec]:
+def lane_specs(config: AppConfig) -> list[LaneSpec[ProviderSettings]]:
     """The configured lanes as the Session takes them: labels, and each own provider's call
     settings (its key looked up like the session's)."""
     return [
-        LaneSpec(lane.strategy, lane.params, keyed_settings(lane.provider), label)
-        if lane.provider
-        else LaneSpec(lane.strategy, lane.params, label=label)
+        LaneSpec(
+            lane.name,
+            lane.params,
+            provider=keyed_settings(lane.provider) if lane.provider else None,
+            lane_label=label,
+        )
         for lane, label in zip(config.lanes, config.labels(), strict=True)
     ]
 
 
-def lane_choices(config: AppConfig, session: Session) -> dict[str, LaneChoice]:
-    """The session's lanes by label, each with the LaneChoice it runs (a lane the config does
+def lane_choices(config: AppConfig, session: Session) -> dict[str, LaneSpec[ProviderChoice]]:
+    """The session's lanes by label, each with the sidebar's spec it runs (a lane the config does
     not list, e.g. a replayed session's, gets its strategy on the session's provider)."""
     try:
         known = config.lane_by_label()
     except ValueError:
         known = {}
     return {
-        label: known.get(label) or LaneChoice(lane.strategy_name, lane.params)
+        label: known.get(label) or LaneSpec(lane.strategy_name, lane.params)
         for label, lane in session.lanes.items()
     }
 

@@ -13,25 +13,25 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from memory.choices import StrategyChoice, parse_variants
+from memory.lane_spec import LaneSpec, parse_variants
 from memory.registry import REGISTRY
 from ui.safe import plain
 
 VARIANTS_HELP = "More strategy settings, written name:key=value, separated by ';'."
 
 
-def every_strategy(first: Sequence[StrategyChoice] = ()) -> dict[str, StrategyChoice]:
+def every_strategy(first: Sequence[LaneSpec] = ()) -> dict[str, LaneSpec]:
     """Options by label: `first` (e.g. the main page's lanes), then every other registered
     strategy at its defaults."""
     out = {c.label: c for c in first}
     have = {c.name for c in first}
-    out.update({c.label: c for c in (StrategyChoice(n) for n in REGISTRY if n not in have)})
+    out.update({c.label: c for c in (LaneSpec(n) for n in REGISTRY if n not in have)})
     return out
 
 
-def by_name() -> dict[str, StrategyChoice]:
+def by_name() -> dict[str, LaneSpec]:
     """One option per registered strategy, keyed by name (for lanes, which are by name)."""
-    return {name: StrategyChoice(name) for name in REGISTRY}
+    return {name: LaneSpec(name) for name in REGISTRY}
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,13 @@ class Picked:
     keys: tuple[str, ...]
     variants: str = ""
 
-    def choices(self, options: Mapping[str, StrategyChoice]) -> list[StrategyChoice]:
+    def choices(self, options: Mapping[str, LaneSpec]) -> list[LaneSpec]:
         """The chosen options, then the variants (InvalidParameter names a bad variant)."""
         return [options[k] for k in self.keys if k in options] + parse_variants(self.variants)
 
 
 def strategy_picker(
-    options: Mapping[str, StrategyChoice],
+    options: Mapping[str, LaneSpec],
     default: Sequence[str],
     *,
     key: str,

@@ -8,10 +8,11 @@ import streamlit as st
 
 from engines import transcripts
 from lanes import jobs
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from storage.store import Store
 from ui import persistence
-from ui.app_state import AppConfig, LaneChoice, keyed_settings, maintenance_settings
+from ui.app_state import AppConfig, keyed_settings, maintenance_settings
 from ui.page_jobs import job_board, take_finished
 from ui.safe import md
 from ui.session_view import flash
@@ -34,8 +35,8 @@ def start_replay(
     chosen = [
         lane
         for s in strategies
-        for lane in [x for x in config.lanes if x.strategy == s]
-        or [LaneChoice(s, REGISTRY[s].defaults())]
+        for lane in [x for x in config.lanes if x.name == s]
+        or [LaneSpec(s, REGISTRY[s].defaults())]
     ]
     run = config.replace(system_prompt=system_prompt, lanes=tuple(chosen))
     lanes = persistence.lane_specs(run)

@@ -13,12 +13,13 @@ from typing import Any
 import streamlit as st
 
 from lanes.session import UpkeepLimits
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY, Param
 from providers import catalog, endpoints
 from providers.settings import ProviderChoice, check_base_url
 from scenarios import fincoach
 from ui import safe, strategy_sources
-from ui.app_state import GENERIC_PROMPT, AppConfig, LaneChoice, secret
+from ui.app_state import GENERIC_PROMPT, AppConfig, secret
 from ui.picker import by_name, strategy_picker
 
 PROMPTS = {"FinCoach (seed 000)": fincoach.SYSTEM_PROMPT, "Generic assistant": GENERIC_PROMPT}
@@ -61,7 +62,7 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
         strategy_sources.draw_sources()
     if lane_set is not None:
         st.session_state["lane-strategies"] = list(lane_set)  # the picker shows the new lanes
-        return config.replace(lanes=tuple(LaneChoice(n, REGISTRY[n].defaults()) for n in lane_set))
+        return config.replace(lanes=tuple(LaneSpec(n, REGISTRY[n].defaults()) for n in lane_set))
     with st.sidebar, st.form("settings", border=False):
         st.header("Settings")
         provider = provider_form(config)
@@ -82,20 +83,20 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
         plain, extra = split_lanes(config.lanes)
         chosen_names = strategy_picker(
             by_name(),
-            [lane.strategy for lane in plain],
+            [lane.name for lane in plain],
             key="lane-strategies",
             label="Strategies (one column each)",
             titles=True,
         ).keys
-        current_params = {lane.strategy: dict(lane.params) for lane in plain}
-        lanes = []
+        current_params = {lane.name: dict(lane.params) for lane in plain}
+        lanes: list[LaneSpec[ProviderChoice]] = []
         for name in chosen_names:
             spec = REGISTRY[name]
             values = {**spec.defaults(), **current_params.get(name, {})}
             if spec.params:
                 with st.expander(safe.md("{} parameters", spec.title)):
                     values = {p.name: param_input(name, p, values[p.name]) for p in spec.params}
-            lanes.append(LaneChoice(name, values))
+            lanes.append(LaneSpec(name, values))
         lanes += extra_lanes(config, extra, provider)
 
         applied = st.form_submit_button(
@@ -117,13 +118,15 @@ def render_sidebar(config: AppConfig) -> AppConfig | None:
     return new
 
 
-def split_lanes(lanes: tuple[LaneChoice, ...]) -> tuple[list[LaneChoice], list[LaneChoice]]:
+def split_lanes(
+    lanes: tuple[LaneSpec[ProviderChoice], ...],
+) -> tuple[list[LaneSpec[ProviderChoice]], list[LaneSpec[ProviderChoice]]]:
     """(lanes the strategy pills stand for: the first of each strategy on the session's
     provider, the other lanes: repeats of a strategy and lanes with their own model)."""
-    plain: list[LaneChoice] = []
-    extra: list[LaneChoice] = []
+    plain: list[LaneSpec[ProviderChoice]] = []
+    extra: list[LaneSpec[ProviderChoice]] = []
     for lane in lanes:
-        first = lane.provider is None and all(p.strategy != lane.strategy for p in plain)
+        first = lane.provider is None and all(p.name != lane.name for p in plain)
         (plain if first else extra).append(lane)
     return plain, extra
 
@@ -133,24 +136,23 @@ ADD_ROUND = "lane-add-round"
 
 
 def extra_lanes(
-    config: AppConfig, extra: list[LaneChoice], session: ProviderChoice
-) -> list[LaneChoice]:
+    config: AppConfig, extra: list[LaneSpec[ProviderChoice]], session: ProviderChoice
+) -> list[LaneSpec[ProviderChoice]]:
     """The other lanes, each with its parameters, its own model (optional) and a remove box;
     then an "Add a lane" box: the same strategy on another model, or with other parameters."""
     labels = {id(lane): label for lane, label in zip(config.lanes, config.labels(), strict=True)}
     kept = []
     for i, lane in enumerate(extra):
-        label = labels.get(id(lane), f"{lane.strategy} #{i + 2}")
+        label = labels.get(id(lane), f"{lane.name} #{i + 2}")
         with st.expander(safe.md("Lane: {}", label)):
-            spec = REGISTRY[lane.strategy]
+            spec = REGISTRY[lane.name]
             values = {**spec.defaults(), **lane.params}
             values = {
-                p.name: param_input(lane.strategy, p, values[p.name], lane=label)
-                for p in spec.params
+                p.name: param_input(lane.name, p, values[p.name], lane=label) for p in spec.params
             }
             own = own_model(label, lane.provider, session)
             if not st.checkbox("Remove this lane", key=f"lane-remove-{label}"):
-                kept.append(LaneChoice(lane.strategy, values, own))
+                kept.append(LaneSpec(lane.name, values, provider=own))
     with st.expander("Add a lane (same strategy, other model or parameters)"):
         names, round_ = list(REGISTRY), st.session_state.get(ADD_ROUND, 0)
         strategy = st.selectbox(
@@ -160,9 +162,9 @@ def extra_lanes(
         own = own_model(f"add-{round_}", None, session)
         st.caption("Parameters: the strategy's lane's, editable after Apply.")
     if strategy != "—":
-        same = next((lane for lane in config.lanes if lane.strategy == strategy), None)
+        same = next((lane for lane in config.lanes if lane.name == strategy), None)
         params = dict(same.params) if same else REGISTRY[strategy].defaults()
-        kept.append(LaneChoice(strategy, params, own))
+        kept.append(LaneSpec(strategy, params, provider=own))
     return kept
 
 

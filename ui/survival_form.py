@@ -23,8 +23,8 @@ from engines.survival import (
     parse_facts_json,
     plan_sentence,
 )
-from memory.choices import StrategyChoice, parse_choice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec, parse_spec
 from memory.registry import REGISTRY
 from scenarios import fincoach
 from scenarios.filler import TranscriptError, parse_transcript
@@ -43,13 +43,13 @@ ESTIMATE_FIELDS = (
 )
 
 
-def lane_choices(lanes: list[StrategyChoice]) -> list[StrategyChoice]:
+def lane_choices(lanes: list[LaneSpec]) -> list[LaneSpec]:
     """The main page's lanes first, then every other strategy at its defaults."""
     have = {c.name for c in lanes}
-    return [*lanes, *(StrategyChoice(name) for name in REGISTRY if name not in have)]
+    return [*lanes, *(LaneSpec(name) for name in REGISTRY if name not in have)]
 
 
-def default_settings(lanes: list[StrategyChoice], *, parallel: bool) -> dict[str, Any]:
+def default_settings(lanes: list[LaneSpec], *, parallel: bool) -> dict[str, Any]:
     """The page's first settings: the default facts, probes and the main page's lanes."""
     return {
         "facts": [f.to_dict() for f in DEFAULT_FACTS],
@@ -182,12 +182,12 @@ def results_table(result: SurvivalResult) -> pd.DataFrame:
     )
 
 
-def build_config(settings: dict[str, Any], choices: dict[str, StrategyChoice]) -> SurvivalConfig:
+def build_config(settings: dict[str, Any], choices: dict[str, LaneSpec]) -> SurvivalConfig:
     """The engine's config from the page's plain settings (SurvivalConfigError if wrong)."""
     strategies = [choices[label] for label in settings["strategies"] if label in choices]
     for part in filter(None, (p.strip() for p in settings["variants"].split(";"))):
         try:
-            strategies.append(parse_choice(part))
+            strategies.append(parse_spec(part))
         except MemoryLabError as exc:
             raise SurvivalConfigError(f"extra variant {part!r}: {exc}") from None
     if settings["filler"] == "import" and not settings["filler_turns"]:

@@ -19,7 +19,7 @@ from engines.survival import (
 )
 from lanes import jobs
 from lanes.binding import bind_settings
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from present.survival import STAND_IN_LABEL, heatmaps, tokens_chart
 from scenarios import fincoach
@@ -57,7 +57,7 @@ def _upload(file: Any) -> tuple[str, bytes] | None:
 
 
 def settings_form(
-    settings: dict[str, Any], choices: dict[str, StrategyChoice], app: AppConfig, *, running: bool
+    settings: dict[str, Any], choices: dict[str, LaneSpec], app: AppConfig, *, running: bool
 ) -> FormValues | None:
     """The settings form; its values once applied, else None."""
     with st.form("survival-settings"):

@@ -23,7 +23,7 @@ from scenarios.longmem_world import generate
 from storage.store import SweepStore
 from ui.safe import md, plain
 
-RECALL_SETTINGS = {s.label: s for s in default_settings()}
+RECALL_SETTINGS = {s.sized_label: s for s in default_settings()}
 
 
 @st.cache_resource(max_entries=4)

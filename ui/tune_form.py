@@ -33,7 +33,7 @@ from engines.tune import (
     Trial,
     TuneResult,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from scenarios.filler import parse_transcript
 
 SOURCE_DEMO = "demo"  # FinCoach's facts, then the built-in filler bank
@@ -103,7 +103,7 @@ class TuneSettings:
         return SurvivalConfig(
             facts=tuple(f for f in self.facts if f.key in self.use_facts),
             probe_turns=parse_turns(self.probe_turns),
-            strategies=tuple(StrategyChoice(n) for n in self.strategies),
+            strategies=tuple(LaneSpec(n) for n in self.strategies),
             filler=filler,
             filler_seed=self.filler_seed,
         ).validate()
@@ -151,7 +151,7 @@ class TuneSettings:
 
 def _trial(data: Mapping[str, Any]) -> Trial:
     return Trial(
-        StrategyChoice(str(data["strategy"]), dict(data.get("params") or {})),
+        LaneSpec(str(data["strategy"]), dict(data.get("params") or {})),
         int(data["kept"]),
         int(data["probes"]),
         float(data["tokens_per_turn"]),

@@ -18,7 +18,7 @@ from engines.survival.facts import (
     SurvivalConfigError,
     load_facts,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.numbers import find_answer
 from memory.registry import DEFAULT_LANES, spec
 from memory.standins import fixed_reply
@@ -32,7 +32,7 @@ MAX_TURN = 1000
 MAX_SYSTEM_PROMPT = 50_000  # characters
 REPLY_MODES = ("fixed", "generated")
 DEFAULT_PROBE_TURNS: tuple[int, ...] = (2, 5, 10, 20, 50)
-DEFAULT_STRATEGIES: tuple[StrategyChoice, ...] = tuple(StrategyChoice(n) for n in DEFAULT_LANES)
+DEFAULT_STRATEGIES: tuple[LaneSpec, ...] = tuple(LaneSpec(n) for n in DEFAULT_LANES)
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class SurvivalConfig:
 
     facts: tuple[Fact, ...] = DEFAULT_FACTS
     probe_turns: tuple[int, ...] = DEFAULT_PROBE_TURNS
-    strategies: tuple[StrategyChoice, ...] = DEFAULT_STRATEGIES
+    strategies: tuple[LaneSpec, ...] = DEFAULT_STRATEGIES
     filler: tuple[FillerTurn, ...] | None = None  # None: the built-in bank
     filler_seed: int = 0
     replies: str = "fixed"  # "fixed" short replies, or "generated" by the model
@@ -191,7 +191,7 @@ class SurvivalConfig:
                 raise SurvivalConfigError(
                     'strategies is a list of {"name": ..., "params": {...}} objects'
                 )
-            strategies = tuple(StrategyChoice(s["name"], dict(s.get("params") or {})) for s in raw)
+            strategies = tuple(LaneSpec(s["name"], dict(s.get("params") or {})) for s in raw)
         filler_raw = data.get("filler", "built-in")
         filler: tuple[FillerTurn, ...] | None = None
         if filler_raw not in ("built-in", None):

@@ -33,8 +33,8 @@ from engines.survival.verdicts import (
     verdict_of,
 )
 from lanes.lane import OVERFLOW, Lane, LaneTurn, ReplyLike, Sender
-from memory.choices import StrategyChoice
 from memory.errors import ContextOverflow, MemoryLabError
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.numbers import Answer
 from memory.registry import spec
@@ -197,12 +197,12 @@ class _Runner:
                 self.on_row(row)
             self._progress()
 
-    def _upkeep(self, choice: StrategyChoice) -> str:
+    def _upkeep(self, choice: LaneSpec) -> str:
         if not spec(choice.name).needs_model:
             return "none"
         return "stand-in" if self.stand_in else "model"
 
-    def _probe(self, lane: Lane, choice: StrategyChoice, n: int, fact: Fact, spent: int,
+    def _probe(self, lane: Lane, choice: LaneSpec, n: int, fact: Fact, spent: int,
                maint_tokens: int, maint_calls: int) -> None:  # fmt: skip
         common = _probe_fields(choice, n, fact, self._upkeep(choice))
         fork = lane.strategy.fork()
@@ -267,7 +267,7 @@ class _Runner:
             recall_state=recall_state,
         )
 
-    def _error_rows(self, choice: StrategyChoice, from_n: int, message: str, spent: int) -> None:
+    def _error_rows(self, choice: LaneSpec, from_n: int, message: str, spent: int) -> None:
         for n in self.config.probe_turns:
             if n < from_n:
                 continue
@@ -305,13 +305,13 @@ class _Runner:
             error=message,
         )
 
-    def run_lane(self, choice: StrategyChoice) -> None:
+    def run_lane(self, choice: LaneSpec) -> None:
         try:
             self._run_lane(choice)
         except Cancelled:
             return
 
-    def _run_lane(self, choice: StrategyChoice) -> None:
+    def _run_lane(self, choice: LaneSpec) -> None:
         self._check()
         lane = Lane(
             choice.name,
@@ -357,7 +357,7 @@ class _Runner:
                 f.result()
 
 
-def _probe_fields(choice: StrategyChoice, n: int, fact: Fact, upkeep: str) -> dict[str, Any]:
+def _probe_fields(choice: LaneSpec, n: int, fact: Fact, upkeep: str) -> dict[str, Any]:
     """The fields every row of one probe carries, whatever its outcome."""
     return {
         "strategy": choice.label,

@@ -16,7 +16,7 @@ from typing import Any
 
 from engines.survival.config import DEFAULT_STRATEGIES, SurvivalConfig
 from engines.survival.facts import Fact, SurvivalConfigError
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.standins import stated_facts
 from scenarios.filler import FillerTurn
 from scenarios.transcripts import Transcript
@@ -97,7 +97,7 @@ def conversation_config(
     facts: Sequence[Fact],
     *,
     probe_turns: Sequence[int] | None = None,
-    strategies: Sequence[StrategyChoice] = DEFAULT_STRATEGIES,
+    strategies: Sequence[LaneSpec] = DEFAULT_STRATEGIES,
     system_prompt: str | None = None,
     replies: str = "fixed",
 ) -> SurvivalConfig:

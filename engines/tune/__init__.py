@@ -8,7 +8,7 @@ The stable API (the Tune page, the CLI and the benchmark use only these names)::
     result = tune(QuestionsEvaluator.from_seed(0), Target(0.9), strategies=["window"])
     result.winner, result.frontier, result.trials, result.stop_reason, result.to_csv()
 
-Evaluators (what to keep, on which conversation; each measures one StrategyChoice at a time,
+Evaluators (what to keep, on which conversation; each measures one LaneSpec at a time,
 no model, upkeep by the rule-based stand-ins, deterministic):
 
 * `FactsEvaluator.from_config(config)` - the survival lab's facts on its scripted

@@ -1,4 +1,4 @@
-"""What the search asks of a conversation: for one StrategyChoice, how much is kept and what
+"""What the search asks of a conversation: for one LaneSpec, how much is kept and what
 it costs. The search (search.py) knows nothing else about the conversation.
 
 An `Evaluator` measures a setting payload-only (no model; upkeep by the rule-based
@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.registry import Param
 from memory.tokens import TokenCounter
 
@@ -63,7 +63,7 @@ class Evaluator(ABC):
     last_turn: int
 
     @abstractmethod
-    def measure(self, choice: StrategyChoice) -> Measure:
+    def measure(self, choice: LaneSpec) -> Measure:
         """Run `choice` over the conversation payload-only and judge every point."""
 
     @abstractmethod
@@ -82,7 +82,7 @@ class Evaluator(ABC):
     def full_tokens(self) -> int:
         """The largest request the full buffer sends here, plus a margin: room to keep all."""
         if not hasattr(self, "_full_tokens"):
-            self._full_tokens = self.measure(StrategyChoice("full")).peak_tokens + 64
+            self._full_tokens = self.measure(LaneSpec("full")).peak_tokens + 64
         return self._full_tokens
 
     def room(self, param: Param) -> tuple[int | None, int]:

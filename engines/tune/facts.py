@@ -32,9 +32,9 @@ from engines.transcripts import Transcript
 from engines.transcripts import parse as parse_transcript
 from engines.tune.evaluator import DEFAULT_SYSTEM, Evaluator, Measure, Point
 from engines.tune.results import COST_PER_TURN, FACTS
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
 from memory.jsontext import parse_json
+from memory.lane_spec import LaneSpec
 from memory.numbers import find_answer
 from memory.registry import spec
 from memory.standins import fixed_reply
@@ -68,7 +68,7 @@ class _SurvivalEvaluator(Evaluator):
     def _turns(self) -> Sequence[ScriptTurn] | None:
         return None
 
-    def measure(self, choice: StrategyChoice) -> Measure:
+    def measure(self, choice: LaneSpec) -> Measure:
         config = replace(self.config, strategies=(choice,))
         try:
             result = run_survival(config, counter=self.counter, workers=1, turns=self._turns())

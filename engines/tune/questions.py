@@ -19,8 +19,8 @@ from engines.survival import STAND_IN_NOTE
 from engines.transcripts import parse as parse_transcript
 from engines.tune.evaluator import DEFAULT_SYSTEM, Evaluator, Measure, Point
 from engines.tune.results import EVIDENCE
-from memory.choices import StrategyChoice
 from memory.errors import MemoryLabError
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.registry import spec
 from memory.standins import ExtractiveSummariser, RuleExtractor
@@ -111,7 +111,7 @@ class QuestionsEvaluator(Evaluator):
         conv = parse_conversation(text)
         return cls(conv, counter=counter, name=name or "the conversation file")
 
-    def measure(self, choice: StrategyChoice) -> Measure:
+    def measure(self, choice: LaneSpec) -> Measure:
         cls = spec(choice.name).cls
         summarize = _Counted(ExtractiveSummariser()) if cls.uses_summary else None
         extract = _Counted(RuleExtractor()) if cls.uses_facts else None

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 
 STOP_DONE = "every planned setting was tried"
 STOP_TIME = "the time limit was reached"
@@ -51,7 +51,7 @@ class Target:
 class Trial:
     """One setting tried: its share kept and what it costs (see TuneResult.cost)."""
 
-    choice: StrategyChoice
+    choice: LaneSpec
     kept: int
     probes: int
     tokens_per_turn: float
@@ -82,7 +82,7 @@ class Trial:
         }
 
 
-def label_of(choice: StrategyChoice) -> str:
+def label_of(choice: LaneSpec) -> str:
     """'window (k=12)': the name and every parameter that differs from the defaults."""
     if not choice.params:
         return choice.name

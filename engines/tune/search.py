@@ -42,7 +42,7 @@ from engines.tune.results import (
     TuneProgress,
     TuneResult,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.registry import Param, spec
 from memory.tokens import TokenCounter
 
@@ -115,7 +115,7 @@ class _Search:
         self.stop: str | None = None
 
     # -- one trial --------------------------------------------------------------------------
-    def evaluate(self, choice: StrategyChoice, stage: str) -> Trial | None:
+    def evaluate(self, choice: LaneSpec, stage: str) -> Trial | None:
         key = (choice.name, json.dumps(dict(choice.params), sort_keys=True))
         if key in self._seen:
             return self._seen[key]
@@ -134,7 +134,7 @@ class _Search:
             self.on_progress(TuneProgress(len(self.trials), self.planned, choice.name))
         return trial
 
-    def _run(self, choice: StrategyChoice, stage: str) -> Trial:
+    def _run(self, choice: LaneSpec, stage: str) -> Trial:
         measure = self.evaluator.measure(choice)
         if measure.error is not None:
             return Trial(choice, 0, 0, 0.0, meets=False, stage=stage, error=measure.error)
@@ -160,7 +160,7 @@ class _Search:
         s = spec(name)
         sizes = _int_params(s.params)
         if not sizes:
-            self.evaluate(StrategyChoice(name), "ladder")
+            self.evaluate(LaneSpec(name), "ladder")
             return
         found: dict[str, int] = {}
         near: dict[str, list[int]] = {}  # each size: the value found, the smallest, one below
@@ -192,7 +192,7 @@ class _Search:
             params: dict[str, Any] = {k: self.rng.choice(v) for k, v in near.items()}
             for p in others:
                 params[p.name] = self.rng.choice(space[p.name])
-            if self.evaluate(StrategyChoice(name, _non_default(name, params)), "refine") is None:
+            if self.evaluate(LaneSpec(name, _non_default(name, params)), "refine") is None:
                 return
 
     def _descend(
@@ -204,7 +204,7 @@ class _Search:
         side of the cheapest rung. One extra trial when the cost only grows."""
 
         def trial(value: int) -> Trial | None:
-            choice = StrategyChoice(name, _non_default(name, {**fixed, param: value}))
+            choice = LaneSpec(name, _non_default(name, {**fixed, param: value}))
             return self.evaluate(choice, "ladder")
 
         best = trial(rungs[at])
@@ -248,7 +248,7 @@ class _Search:
         set); a value found between rungs is inserted into `rungs`."""
 
         def meets(value: int) -> bool | None:
-            choice = StrategyChoice(name, _non_default(name, {**fixed, param: value}))
+            choice = LaneSpec(name, _non_default(name, {**fixed, param: value}))
             trial = self.evaluate(choice, "ladder")
             return None if trial is None else trial.meets
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from engines.recall import (
-    Setting,
     answer_present,
     default_settings,
     full_tokens,
     run_recall,
     run_setting,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from memory.tokens import TokenCounter
 from scenarios.longmem import LongConversation, Question, Session
@@ -38,24 +37,24 @@ def small() -> LongConversation:
 
 def test_each_question_is_checked_against_the_request_it_would_get(counter):
     conv = small()
-    window = run_setting(conv, StrategyChoice("window", {"k": 1}), counter=counter)
+    window = run_setting(conv, LaneSpec("window", {"k": 1}), counter=counter)
     assert [r.question for r in window] == ["q3", "q1", "q2"]  # in the order they are asked
     # q3 is asked after turn 5, when the window holds turn 5 only
     assert [r.found for r in window] == [(), (), (10,)]
     assert [r.answer_in_payload for r in window] == [None, False, False]
-    full = run_setting(conv, StrategyChoice("full"), counter=counter)
+    full = run_setting(conv, LaneSpec("full"), counter=counter)
     assert all(r.share == 1 for r in full)
     assert full[1].prompt_tokens == full[1].full_tokens
     assert full[0].full_tokens < full[1].full_tokens  # asked earlier, less history
     retrieval = run_setting(
-        conv, StrategyChoice("retrieval", {"k": 1, "neighbours": 0.0}), counter=counter
+        conv, LaneSpec("retrieval", {"k": 1, "neighbours": 0.0}), counter=counter
     )
     assert retrieval[1].found == (1,) and retrieval[1].answer_in_payload
 
 
 def test_rows_pool_questions_and_split_by_kind(counter):
     conv = small()
-    (row,) = run_recall([conv, conv], [Setting("window", {"k": 1})], counter=counter)
+    (row,) = run_recall([conv, conv], [LaneSpec("window", {"k": 1})], counter=counter)
     assert row.label == "window (k=1)"
     assert row.evidence_kept == pytest.approx(2 / 8)  # per conversation: 1 of 4 evidence turns
     assert row.all_evidence == 0
@@ -64,9 +63,9 @@ def test_rows_pool_questions_and_split_by_kind(counter):
 
 
 def test_budget_shares_resolve_per_conversation(counter):
-    setting = Setting("token_window", shares={"budget": 0.1})
-    assert setting.label == "token_window (budget=10.0% of full)"
-    assert setting.resolve(50_000) == StrategyChoice("token_window", {"budget": 5000})
+    setting = LaneSpec("token_window", shares={"budget": 0.1})
+    assert setting.sized_label == "token_window (budget=10.0% of full)"
+    assert setting.resolve(50_000) == LaneSpec("token_window", {"budget": 5000})
     assert setting.resolve(100).params == {"budget": 200}  # never below a usable floor
 
 
@@ -79,8 +78,8 @@ def test_on_the_generated_conversation_retrieval_beats_recency_at_the_same_token
     conv = generate(3)
     full = full_tokens(conv, counter)
     settings = [
-        Setting("token_window", shares={"budget": 0.05}),
-        Setting("retrieval", {"k": 2, "neighbours": 0.25}, {"recall_budget": 0.045}),
+        LaneSpec("token_window", shares={"budget": 0.05}),
+        LaneSpec("retrieval", {"k": 2, "neighbours": 0.25}, shares={"recall_budget": 0.045}),
     ]
     window, retrieval = run_recall([conv], settings, counter=counter)
     assert window.full_share <= 0.051 and retrieval.full_share <= 0.051
@@ -103,14 +102,14 @@ def test_a_model_answers_each_question_graded_by_the_expected_answer(counter):
             return StaticReply("", complete=False, error=ProviderError("boom"))
         return StaticReply(replies[question])
 
-    results = run_setting(conv, StrategyChoice("full"), counter=counter, send=send)
+    results = run_setting(conv, LaneSpec("full"), counter=counter, send=send)
     by_id = {r.question: r for r in results}
     assert by_id["q1"].answered is True and by_id["q1"].reply == "It is 4471."
     assert by_id["q2"].answered is False  # "Pune" is missing from the reply
     assert by_id["q3"].answered is None and by_id["q3"].error  # the call failed
-    (row,) = run_recall([conv], [Setting("full")], counter=counter, send=send, model="m")
+    (row,) = run_recall([conv], [LaneSpec("full")], counter=counter, send=send, model="m")
     assert row.answered == pytest.approx(1 / 2) and row.errors == 1 and row.model == "m"
-    (quiet,) = run_recall([conv], [Setting("full")], counter=counter)
+    (quiet,) = run_recall([conv], [LaneSpec("full")], counter=counter)
     assert quiet.answered is None and quiet.model == ""
 
 
@@ -118,6 +117,6 @@ def test_every_setting_holds_the_defaults_and_every_registered_strategy():
     from engines.recall import every_setting
 
     every = every_setting()
-    assert {s.label for s in default_settings()} <= set(every)
+    assert {s.sized_label for s in default_settings()} <= set(every)
     assert {s.name for s in every.values()} == set(REGISTRY)
-    assert all(label == s.label for label, s in every.items())
+    assert all(label == s.sized_label for label, s in every.items())

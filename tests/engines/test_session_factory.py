@@ -10,7 +10,7 @@ import pytest
 
 from engines import sessions
 from engines.sessions import RunOptions
-from lanes.session import LaneSpec
+from memory.lane_spec import LaneSpec
 from providers.fake import FakeTransport
 from storage.store import Store
 from tests.storage.store_support import make_session, openai_settings

@@ -18,12 +18,12 @@ from engines.simulator import (
     simulate,
     user_turns_from,
 )
-from memory.choices import parse_choice
+from memory.lane_spec import parse_spec
 from scenarios import fincoach
 
 
 def choices(*names):
-    return tuple(parse_choice(n) for n in names)
+    return tuple(parse_spec(n) for n in names)
 
 
 def test_defaults_reproduce_the_seed_table_exactly(counter):
@@ -155,7 +155,7 @@ def test_bad_inputs(changes, message):
 
 
 def test_config_round_trips_through_plain_data_and_names_bad_fields():
-    config = SimConfig(turns=40, strategies=(parse_choice("window:k=2"),), overhead=True)
+    config = SimConfig(turns=40, strategies=(parse_spec("window:k=2"),), overhead=True)
     again = SimConfig.from_dict(json.loads(json.dumps(config.to_dict())))
     assert again == config
     assert SimConfig.from_dict({}) == SimConfig()

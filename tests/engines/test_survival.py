@@ -31,7 +31,7 @@ from engines.survival import (
     script,
 )
 from engines.survival.verdicts import LEAK_FLAG
-from memory.choices import StrategyChoice, parse_choice
+from memory.lane_spec import LaneSpec, parse_spec
 from memory.maintenance import Upkeep
 from memory.standins import StaticReply
 from memory.types import Completion, Usage
@@ -60,7 +60,7 @@ def config(*strategies: str, turns=(2, 4, 5, 10), facts=(NAME,), **kw) -> Surviv
     return SurvivalConfig(
         facts=tuple(facts),
         probe_turns=tuple(turns),
-        strategies=tuple(parse_choice(s) for s in strategies),
+        strategies=tuple(parse_spec(s) for s in strategies),
         **kw,
     )
 
@@ -298,7 +298,7 @@ def test_script_plants_at_the_chosen_turn_and_fills_the_rest():
         ({"probe_turns": (1, 2)}, "no fact is stated before probe turn N=1"),
         ({"probe_turns": (2, 1001)}, "up to 1000"),
         ({"strategies": ()}, "at least one strategy"),
-        ({"strategies": (StrategyChoice("full"), StrategyChoice("full"))}, "once"),
+        ({"strategies": (LaneSpec("full"), LaneSpec("full"))}, "once"),
         ({"replies": "sometimes"}, "'fixed' or 'generated'"),
         ({"filler": ()}, "empty"),
         ({"facts": (Fact("x", "I say x.", "What?", ()),)}, "accepted answer"),

@@ -28,7 +28,7 @@ from engines.survival import (
     run_survival,
     script,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.standins import StaticReply
 
@@ -39,7 +39,7 @@ def cfg(*names: str, facts=EXAMPLE_FACTS, turns=(3, 8, 12), **kw) -> SurvivalCon
     return SurvivalConfig(
         facts=tuple(facts),
         probe_turns=tuple(turns),
-        strategies=tuple(StrategyChoice(n) for n in names),
+        strategies=tuple(LaneSpec(n) for n in names),
         **kw,
     )
 
@@ -66,7 +66,7 @@ def test_an_assistant_fact_survives_in_full_and_is_lost_by_a_short_window():
     window = SurvivalConfig(
         facts=window.facts,
         probe_turns=window.probe_turns,
-        strategies=(StrategyChoice("window", {"k": 1}),),
+        strategies=(LaneSpec("window", {"k": 1}),),
     )
     rows = rows_by(run_survival(window))
     assert rows[("window (k=1)", "emergency_fund", 3)].in_payload
@@ -79,9 +79,9 @@ def test_updated_fact_payload_states_current_both_stale_missing():
         facts=(RENT,),
         probe_turns=(8, 10, 12),
         strategies=(
-            StrategyChoice("full"),
-            StrategyChoice("window", {"k": 1}),
-            StrategyChoice("window", {"k": 2}),
+            LaneSpec("full"),
+            LaneSpec("window", {"k": 1}),
+            LaneSpec("window", {"k": 2}),
         ),
     )
     rows = rows_by(run_survival(config))
@@ -101,9 +101,7 @@ def test_a_summary_that_kept_only_the_old_value_is_stale_in_payload():
 
         return Completion("The user said their rent is ₹25,000 a month.")  # never updates
 
-    config = SurvivalConfig(
-        facts=(RENT,), probe_turns=(11,), strategies=(StrategyChoice("summary"),)
-    )
+    config = SurvivalConfig(facts=(RENT,), probe_turns=(11,), strategies=(LaneSpec("summary"),))
     (row,) = run_survival(config, upkeep=Upkeep(summarise)).rows
     assert row.payload_state == STALE and row.in_payload is False
     assert row.verdict == STALE_IN_PAYLOAD
@@ -116,7 +114,7 @@ def test_recalling_the_old_value_after_an_update_is_its_own_failure():
     def both(request, on_delta=None):
         return StaticReply("It went from ₹25,000 to ₹28,000.", model="both")
 
-    config = SurvivalConfig(facts=(RENT,), probe_turns=(11,), strategies=(StrategyChoice("full"),))
+    config = SurvivalConfig(facts=(RENT,), probe_turns=(11,), strategies=(LaneSpec("full"),))
     (row,) = run_survival(config, send=old_rent).rows
     assert row.recall_state == STALE and row.recalled is False and row.verdict == STALE_RECALL
     (row,) = run_survival(config, send=both).rows
@@ -126,7 +124,7 @@ def test_recalling_the_old_value_after_an_update_is_its_own_failure():
 def test_probes_come_anywhere_after_the_fact_they_test():
     late = Fact("city", "I live in Pune.", "Where do I live?", ("Pune",), plant_turn=6)
     config = SurvivalConfig(
-        facts=(DEFAULT_FACTS[0], late), probe_turns=(3, 7), strategies=(StrategyChoice("full"),)
+        facts=(DEFAULT_FACTS[0], late), probe_turns=(3, 7), strategies=(LaneSpec("full"),)
     )
     result = run_survival(config)
     assert sorted((r.fact, r.probe_turn) for r in result.rows) == [

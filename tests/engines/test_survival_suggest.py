@@ -17,7 +17,7 @@ from engines.survival import (
     suggest_facts,
 )
 from engines.transcripts import parse
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.standins import stated_facts
 
 LOG = Path(__file__).resolve().parents[1] / "scenarios" / "fixtures" / "own_log.json"
@@ -78,7 +78,7 @@ def test_a_window_loses_the_early_facts_of_the_log_and_full_keeps_them():
     config = conversation_config(
         t,
         [s.fact for s in suggest_facts(t)],
-        strategies=(StrategyChoice("full"), StrategyChoice("window", {"k": 3})),
+        strategies=(LaneSpec("full"), LaneSpec("window", {"k": 3})),
     )
     rows = {(r.strategy, r.fact, r.probe_turn): r.in_payload for r in run_survival(config).rows}
     assert all(v for (s, _, _), v in rows.items() if s == "full")
@@ -110,7 +110,7 @@ def test_with_a_model_the_log_keeps_its_recorded_replies_and_probes_are_answered
         t,
         [s.fact for s in suggest_facts(t)][:3],
         probe_turns=(5,),
-        strategies=(StrategyChoice("window", {"k": 2}),),
+        strategies=(LaneSpec("window", {"k": 2}),),
         replies="generated",
     )
     result = run_survival(config, send=echo)

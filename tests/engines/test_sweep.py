@@ -26,7 +26,7 @@ from engines.sweep_run import (
     resubmit_failed,
     start,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.standins import StaticReply
 from memory.types import Completion
@@ -40,10 +40,10 @@ CONFIG = SurvivalConfig(
     facts=DEFAULT_FACTS[:3],
     probe_turns=(2, 6, 12),
     strategies=(
-        StrategyChoice("full"),
-        StrategyChoice("window", {"k": 3}),
-        StrategyChoice("summary_buffer", {"budget": 300}),
-        StrategyChoice("entity"),
+        LaneSpec("full"),
+        LaneSpec("window", {"k": 3}),
+        LaneSpec("summary_buffer", {"budget": 300}),
+        LaneSpec("entity"),
     ),
 )
 # Rows are compared on every field but the billed counts (the fake answers carry usage) and

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import pytest
 
-from engines.recall import RecallRow, Setting, run_recall
+from engines.recall import RecallRow, run_recall
 from engines.sweep import SweepError, body_key, prepare_sweep
 from engines.sweep_recall import RecallGrid, estimate_recall_sweep, prepare_recall_sweep
 from engines.sweep_run import (
@@ -20,6 +20,7 @@ from engines.sweep_run import (
     resubmit_failed,
     start,
 )
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.types import Completion
 from providers import ProviderSettings, model_info
@@ -41,12 +42,12 @@ from tests.engines.test_sweep import (
 GRID = RecallGrid(
     small(),
     (
-        Setting("full"),
-        Setting("window", {"k": 1}),
-        Setting("token_window", shares={"budget": 0.3}),
-        Setting("summary_buffer", {"budget": 120}),
-        Setting("entity"),
-        Setting("retrieval", {"k": 1, "neighbours": 0.0}),
+        LaneSpec("full"),
+        LaneSpec("window", {"k": 1}),
+        LaneSpec("token_window", shares={"budget": 0.3}),
+        LaneSpec("summary_buffer", {"budget": 120}),
+        LaneSpec("entity"),
+        LaneSpec("retrieval", {"k": 1, "neighbours": 0.0}),
     ),
 )
 
@@ -90,7 +91,7 @@ def test_recall_estimate_is_at_batch_prices_and_says_how_upkeep_runs():
     with pytest.raises(SweepError, match="embedded"):
         estimate_recall_sweep(GRID, ProviderSettings("embedded", "smol"))
     with pytest.raises(SweepError, match="unknown strategies"):
-        estimate_recall_sweep(RecallGrid(small(), (Setting("nope"),)), settings)
+        estimate_recall_sweep(RecallGrid(small(), (LaneSpec("nope"),)), settings)
 
 
 @pytest.mark.parametrize("family", ["openai", "anthropic"])
@@ -197,7 +198,7 @@ def test_two_models_in_one_recall_sweep(fb, store):
     done = collect_all(store, sweep_id, arms)
     assert done.recall is not None
     labels = [r.label for r in done.recall.rows]
-    assert labels[: len(GRID.settings)] == [f"{s.label} · ok" for s in GRID.settings]
+    assert labels[: len(GRID.settings)] == [f"{s.sized_label} · ok" for s in GRID.settings]
     assert {r.model for r in done.recall.rows} == {"ok", "ok-2"}
     for arm in arms:
         mine = [r for r in done.recall.rows if r.model == arm.model]

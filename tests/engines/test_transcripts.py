@@ -16,7 +16,7 @@ from engines.transcripts import (
     would_send,
 )
 from lanes.lane import ERROR, OK
-from lanes.session import LaneSpec
+from memory.lane_spec import LaneSpec
 from present import export
 from providers.fake import FakeTransport
 from storage.store import Store

@@ -11,7 +11,7 @@ import pytest
 
 from engines.survival import SurvivalConfig, run_survival
 from engines.tune import STOP_CANCELLED, STOP_DONE, STOP_TRIALS, Target, ladder, tune
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.registry import REGISTRY, Param
 
@@ -45,7 +45,7 @@ def test_bisection_finds_the_same_smallest_window_as_trying_every_k():
     every = []
     for k in range(0, 13):
         rows = run_survival(
-            SurvivalConfig(probe_turns=(12,), strategies=(StrategyChoice("window", {"k": k}),))
+            SurvivalConfig(probe_turns=(12,), strategies=(LaneSpec("window", {"k": k}),))
         ).rows
         every.append((k, all(r.in_payload for r in rows)))
     smallest = min(k for k, ok in every if ok)
@@ -148,7 +148,7 @@ def test_a_summary_budget_above_the_smallest_that_keeps_all_can_cost_less_and_is
     low = smallest.choice.params["budget"]
     grid = []
     for budget in range(low, 2 * low, max(1, low // 25)):
-        choice = StrategyChoice("summary_buffer", {"budget": budget})
+        choice = LaneSpec("summary_buffer", {"budget": budget})
         rows = run_survival(replace(config, strategies=(choice,))).rows
         last = [r for r in rows if r.probe_turn == 50]
         if all(r.in_payload for r in rows):

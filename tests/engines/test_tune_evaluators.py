@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines.recall import Setting as RecallSetting
 from engines.recall import run_recall, run_setting, summarise
 from engines.survival import SurvivalConfig, SurvivalConfigError
 from engines.tune import (
@@ -28,7 +27,7 @@ from engines.tune import (
     TranscriptFactsEvaluator,
     tune,
 )
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.tokens import TokenCounter
 from scenarios.longmem import LongMemFormatError
@@ -87,7 +86,7 @@ def transcript_evaluator(probe_turns=(10, 20, 31), **where) -> TranscriptFactsEv
 
 
 def window(ev, k):
-    return ev.measure(StrategyChoice("window", {"k": k}))
+    return ev.measure(LaneSpec("window", {"k": k}))
 
 
 def assert_winner_is_cheapest_that_met(result):
@@ -113,13 +112,13 @@ def test_transcript_facts_winner_meets_the_target_by_the_survival_verdict():
 def test_transcript_facts_use_the_transcript_turns_not_the_filler_bank():
     ev = transcript_evaluator()
     # window k=1 at N=31 holds turn 30 only: the fund (turn 5) and rent (12) are gone
-    small = ev.measure(StrategyChoice("window", {"k": 1}))
+    small = ev.measure(LaneSpec("window", {"k": 1}))
     assert [p.kept for p in small.points if p.turn == 31] == [0, 0]
     # k=19 at N=31 keeps turns 12..30: the raised rent, not the fund
-    mid = ev.measure(StrategyChoice("window", {"k": 19}))
+    mid = ev.measure(LaneSpec("window", {"k": 19}))
     assert [p.kept for p in mid.points if p.turn == 31] == [1, 0]
     # the stale rent alone (k=6 at N=10 keeps turns 4..9: no rent at all; k=9 keeps turn 3)
-    early = ev.measure(StrategyChoice("window", {"k": 7}))
+    early = ev.measure(LaneSpec("window", {"k": 7}))
     assert [p.kept for p in early.points if p.turn == 10] == [1, 1]
 
 
@@ -152,7 +151,7 @@ def test_any_fact_placement_gives_a_winner_that_truly_meets_the_target(
     assert sum(p.kept for p in points) / len(points) >= share
     found = result.winner.choice
     if found.name == "window" and found.params.get("k", 3) > 0:  # one less misses
-        less = ev.measure(StrategyChoice("window", {"k": found.params.get("k", 3) - 1}))
+        less = ev.measure(LaneSpec("window", {"k": found.params.get("k", 3) - 1}))
         assert sum(p.kept for p in less.points) / len(less.points) < share
 
 
@@ -214,9 +213,9 @@ def test_questions_winner_meets_the_evidence_target_by_the_recall_benchmark(smal
 
 
 def test_questions_share_is_the_recall_benchmarks_evidence_kept(small_world):
-    choice = StrategyChoice("token_window", {"budget": 3000})
+    choice = LaneSpec("token_window", {"budget": 3000})
     measure = small_world.measure(choice)
-    (row,) = run_recall([small_world.conversation], [RecallSetting("token_window", choice.params)])
+    (row,) = run_recall([small_world.conversation], [LaneSpec("token_window", choice.params)])
     kept = sum(p.kept for p in measure.points) / sum(p.total for p in measure.points)
     assert kept == pytest.approx(row.evidence_kept) and 0 < kept < 1
 
@@ -229,7 +228,7 @@ def test_for_any_generated_world_the_budget_found_is_within_1_percent_of_the_sma
     assert_winner_is_cheapest_that_met(result)
     budget = result.winner.choice.params.get("budget", 600)
     step = max(1, budget // 100)  # token amounts are bisected to within 1 %
-    less = ev.measure(StrategyChoice("token_window", {"budget": budget - step}))
+    less = ev.measure(LaneSpec("token_window", {"budget": budget - step}))
     assert sum(p.kept for p in less.points) / sum(p.total for p in less.points) < share
 
 
@@ -354,7 +353,7 @@ def test_questions_cost_adds_a_summary_strategys_upkeep_per_turn(small_world):
     from memory.standins import ExtractiveSummariser
 
     conv = small_world.conversation
-    choice = StrategyChoice("summary_buffer", {"budget": 1500})
+    choice = LaneSpec("summary_buffer", {"budget": 1500})
     row = summarise("s", "summary_buffer", run_setting(conv, choice, counter=COUNTER))
     strategy = create("summary_buffer", conv.system, counter=COUNTER,
                       upkeep=Upkeep(ExtractiveSummariser()), params=choice.params)  # fmt: skip
@@ -365,7 +364,7 @@ def test_questions_cost_adds_a_summary_strategys_upkeep_per_turn(small_world):
     assert upkeep > 0
     cost = small_world.measure(choice).cost
     assert cost >= row.mean_tokens + upkeep / len(conv.turns) - 1e-9
-    plain = StrategyChoice("token_window", {"budget": 1500})  # no upkeep: the mean tokens alone
+    plain = LaneSpec("token_window", {"budget": 1500})  # no upkeep: the mean tokens alone
     assert small_world.measure(plain).cost == pytest.approx(
         summarise("t", "token_window", run_setting(conv, plain, counter=COUNTER)).mean_tokens
     )

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lanes.lane import CANCELLED, OK, Lane
-from lanes.session import LaneSpec, Session, UpkeepLimits
+from lanes.session import Session, UpkeepLimits
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.registry import DEFAULT_LANES, REGISTRY
 from memory.tokens import TokenCounter

@@ -9,7 +9,8 @@ import pytest
 
 import providers
 from lanes.lane import ERROR, OK
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from providers.fake import FakeProviderError, FakeReply, FakeTransport
 from scenarios import fincoach
 
@@ -37,7 +38,7 @@ def two_models(transport=None, **kw) -> Session:
         system_prompt=fincoach.SYSTEM_PROMPT,
         lanes=[
             LaneSpec("summary_buffer", {"budget": 370}),
-            LaneSpec("summary_buffer", {"budget": 370}, openai("gpt-4")),
+            LaneSpec("summary_buffer", {"budget": 370}, provider=openai("gpt-4")),
             LaneSpec("full"),
         ],
         provider=openai("gpt-4o-mini"),
@@ -98,7 +99,7 @@ def test_a_label_that_does_not_start_with_its_strategy_is_refused():
     with pytest.raises(ValueError, match="starts with its strategy"):
         Session(
             system_prompt="s",
-            lanes=[LaneSpec("full", label="window")],
+            lanes=[LaneSpec("full", lane_label="window")],
             provider=openai("gpt-4o-mini"),
             transport=FakeTransport(),
         )

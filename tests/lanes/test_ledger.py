@@ -10,7 +10,7 @@ import pytest
 import providers
 from engines import transcripts
 from lanes.lane import LaneTurn, MaintenanceRecord
-from lanes.session import LaneSpec
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from providers.catalog import preset
 from scenarios.transcripts import Transcript

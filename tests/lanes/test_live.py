@@ -11,7 +11,8 @@ import pytest
 
 from lanes.lane import CANCELLED, OK
 from lanes.live import LiveRun, LiveView
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from providers.fake import FakeTransport, _split
 
@@ -26,6 +27,9 @@ class Settings:
 
     def with_(self, **changes):
         return replace(self, **changes)
+
+    def lane_model(self):
+        return self.model, "fake"
 
 
 @dataclass
@@ -56,7 +60,10 @@ class GatedTransport(FakeTransport):
 def make(transport: GatedTransport, lanes=("full",)) -> Session:
     return Session(
         system_prompt="You are FinCoach.",
-        lanes=[LaneSpec(n, REGISTRY[n].defaults(), Settings(tag=n), label=n) for n in lanes],
+        lanes=[
+            LaneSpec(n, REGISTRY[n].defaults(), provider=Settings(tag=n), lane_label=n)
+            for n in lanes
+        ],
         provider=Settings(),
         transport=transport,
     )

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import pytest
 
 from lanes.lane import ERROR, OK, OVERFLOW, LaneTurn
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
 from memory.errors import InvalidMessage
+from memory.lane_spec import LaneSpec
 from memory.registry import DEFAULT_LANES, REGISTRY
 from providers.fake import FakeTransport
 from scenarios import fincoach

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lanes.lane import CANCELLED, ERROR, OK
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
 from lanes.sharing import SharedCalls, share_key
+from memory.lane_spec import LaneSpec
 from memory.registry import DEFAULT_LANES, REGISTRY
 from memory.types import Completion, Message, Request, TokenCount
 from providers import build_body, preset

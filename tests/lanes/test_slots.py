@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from lanes import slots
 from lanes import warmup as warming
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.registry import DEFAULT_LANES, REGISTRY, spec
 from providers import ProviderSettings, build_body, preset
 from providers.fake import FakeReply, FakeTransport

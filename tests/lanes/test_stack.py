@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from lanes import slots, stack
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
 from lanes.transport import Call, Direct, LaneRoute, capabilities
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from providers.fake import FakeTransport
 from tests.lanes.test_warmup import WarmingTransport

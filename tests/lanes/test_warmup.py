@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 import pytest
 
 from lanes import warmup
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.maintenance import EXTRACTION_SYSTEM
 from memory.registry import DEFAULT_LANES, REGISTRY
 from memory.types import Usage

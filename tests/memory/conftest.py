@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from memory.maintenance import Upkeep
 from memory.strategies.base import Strategy
 from memory.tokens import TokenCounter
@@ -63,7 +63,7 @@ def with_fakes(
 ) -> Strategy:
     """A new strategy with a fresh FakeSummariser and FakeExtractor unless others are given."""
     fakes = Upkeep(summarize or FakeSummariser(), extract or FakeExtractor())
-    return StrategyChoice(name, params).create(system, counter=counter, upkeep=fakes)
+    return LaneSpec(name, params).create(system, counter=counter, upkeep=fakes)
 
 
 @pytest.fixture

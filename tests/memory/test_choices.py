@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from memory.choices import StrategyChoice, parse_choice
 from memory.errors import InvalidParameter, UnknownStrategy
+from memory.lane_spec import LaneSpec, parse_spec
 
 
 def test_parse_names_and_typed_parameters():
-    assert parse_choice("full") == StrategyChoice("full")
-    w = parse_choice("window:k=5")
+    assert parse_spec("full") == LaneSpec("full")
+    w = parse_spec("window:k=5")
     assert w.params == {"k": 5} and w.label == "window (k=5)"
-    sb = parse_choice("summary_buffer: budget=900, trigger=0.5, summary_note=true")
+    sb = parse_spec("summary_buffer: budget=900, trigger=0.5, summary_note=true")
     assert sb.params == {"budget": 900, "trigger": 0.5, "summary_note": True}
-    assert parse_choice("summary:summary_placement=message").params == {
+    assert parse_spec("summary:summary_placement=message").params == {
         "summary_placement": "message"
     }
 
 
 def test_labels_show_the_defaults_that_matter():
-    assert StrategyChoice("window").label == "window (k=3)"
-    assert StrategyChoice("retrieval").label == "retrieval (k=2, recall_budget=4000)"
-    assert StrategyChoice("full").label == "full"
-    assert StrategyChoice("hybrid").as_dict()["label"] == "hybrid (budget=800)"
+    assert LaneSpec("window").label == "window (k=3)"
+    assert LaneSpec("retrieval").label == "retrieval (k=2, recall_budget=4000)"
+    assert LaneSpec("full").label == "full"
+    assert LaneSpec("hybrid").as_dict()["label"] == "hybrid (budget=800)"
 
 
 @pytest.mark.parametrize(
@@ -41,11 +41,11 @@ def test_labels_show_the_defaults_that_matter():
 )
 def test_bad_choices_say_what_is_wrong(text, error, message):
     with pytest.raises(error, match=message):
-        parse_choice(text)
+        parse_spec(text)
 
 
 def test_a_choice_creates_its_strategy_with_its_parameters(counter):
-    window = parse_choice("window:k=1").create("Be brief.", counter=counter)
+    window = parse_spec("window:k=1").create("Be brief.", counter=counter)
     for i in range(3):
         window.prepare(f"turn {i}")
         window.commit(f"turn {i}", "ok")
@@ -53,4 +53,4 @@ def test_a_choice_creates_its_strategy_with_its_parameters(counter):
     assert window.name == "window" and request.system == "Be brief."
     assert [m.content for m in request.messages] == ["turn 2", "ok", "last"]  # k=1 kept
     with pytest.raises(InvalidParameter, match="at least 0"):
-        StrategyChoice("window", {"k": -1}).create("x", counter=counter)
+        LaneSpec("window", {"k": -1}).create("x", counter=counter)

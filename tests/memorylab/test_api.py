@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import memorylab as ml
 from engines.simulator import SimConfig, simulate
-from memory.choices import StrategyChoice
 from memory.errors import InvalidParameter, UnknownStrategy
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from memory.tokens import TokenCounter, get_encoding
 from present.export import to_json
@@ -49,7 +49,7 @@ def test_count_tokens_of_text_and_messages_is_tiktoken_exact():
 def test_replay_agrees_with_the_simulator_for_every_strategy():
     names = ["full", "window:k=2", "token_window:budget=400", "retrieval"]
     run = ml.replay(ml.FINCOACH_TURNS, names)
-    sim = simulate(SimConfig(strategies=tuple(StrategyChoice(n.split(":")[0]) for n in names[:1])))
+    sim = simulate(SimConfig(strategies=tuple(LaneSpec(n.split(":")[0]) for n in names[:1])))
     frame = run.to_frame()
     assert list(frame.columns) == [
         "strategy", "turn", "user_tokens", "prompt_tokens", "sent_so_far", "messages",

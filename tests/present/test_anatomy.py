@@ -7,7 +7,8 @@ import json
 import pytest
 
 from lanes.lane import LaneTurn
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from memory.types import PARTS, Completion, Request
 from present import export

@@ -21,7 +21,8 @@ from cli.main import main
 from engines.sweep_run import open_sweep
 from lanes import endpoint_policy
 from lanes.binding import bind_settings
-from lanes.session import LaneSpec, ProvidersTransport, Session
+from lanes.session import ProvidersTransport, Session
+from memory.lane_spec import LaneSpec
 from providers import ProviderSettings, batch, counting
 from providers.endpoints import ALLOW_ENV, FIXED_ENV, EndpointRefused
 from providers.errors import EndpointNotAllowed

@@ -11,7 +11,7 @@ import pytest
 
 from cli.main import main
 from engines.benchmarks import run_benchmark
-from engines.recall import Setting
+from memory.lane_spec import LaneSpec
 from scenarios.benchmarks import BenchmarkFormatError, detect, load
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -92,7 +92,7 @@ def test_bad_benchmark_files_name_the_place(name, text, message):
 
 
 def test_locomo_metrics_counted_by_hand():
-    report = run_benchmark(load("locomo", LOCOMO), [Setting("window", {"k": 2})])
+    report = run_benchmark(load("locomo", LOCOMO), [LaneSpec("window", {"k": 2})])
     (row,) = report.rows
     # conv-a has 6 turns, window k=2 keeps turns 5-6; conv-b has 2 turns, both kept.
     # scored questions (evidence, not adversarial): conv-a 1,2,3,4,5,7 and conv-b 1,2
@@ -106,11 +106,11 @@ def test_locomo_metrics_counted_by_hand():
 
 
 def test_longmemeval_recall_at_k_for_a_retrieving_strategy():
-    setting = Setting("retrieval", {"k": 0, "top_k": 5, "recall_budget": 0, "neighbours": 0.0})
+    setting = LaneSpec("retrieval", {"k": 0, "top_k": 5, "recall_budget": 0, "neighbours": 0.0})
     (row,) = run_benchmark(load("longmemeval", LME), [setting]).rows
     assert row.questions == 2 and row.evidence_recall == 1.0
     assert row.recall_at["turn@5"] == 1.0 and row.recall_at["session@5"] == 1.0
-    (window,) = run_benchmark(load("longmemeval", LME), [Setting("window", {"k": 1})]).rows
+    (window,) = run_benchmark(load("longmemeval", LME), [LaneSpec("window", {"k": 1})]).rows
     assert window.evidence_recall == 0.0 and window.recall_at == {}
 
 

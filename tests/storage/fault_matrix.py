@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lanes.lane import OK, LaneTurn
-from lanes.session import LaneSpec, ProvidersTransport, Session
+from lanes.session import ProvidersTransport, Session
+from memory.lane_spec import LaneSpec
 from memory.types import Completion, Request
 from providers import ProviderSettings
 from providers.fake import FakeTransport

@@ -28,7 +28,8 @@ CHILD = textwrap.dedent(
     import sys, threading
     import providers
     from engines.sessions import RunOptions, continue_stored
-    from lanes.session import LaneSpec, Session
+    from lanes.session import Session
+    from memory.lane_spec import LaneSpec
     from providers.fake import FakeTransport
     from storage.store import Store
 

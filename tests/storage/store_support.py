@@ -6,7 +6,8 @@ from typing import Any
 
 import providers
 from lanes.lane import LaneTurn
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.registry import DEFAULT_LANES
 from present.lanes import comparison_figure, cumulative_figure, lane_figure
 from providers.fake import FakeTransport

@@ -11,7 +11,8 @@ import pytest
 
 import providers
 from engines.sessions import RunOptions, continue_stored
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from present import export
 from providers.fake import FakeTransport
 from scenarios import fincoach
@@ -94,7 +95,7 @@ def write_fixture() -> None:  # pragma: no cover - run by hand to rewrite the fi
         system_prompt=fincoach.SYSTEM_PROMPT,
         lanes=[
             LaneSpec("summary_buffer", {"budget": 370}),
-            LaneSpec("summary_buffer", {"budget": 900}, openai("gpt-4")),
+            LaneSpec("summary_buffer", {"budget": 900}, provider=openai("gpt-4")),
             LaneSpec("full"),
         ],
         provider=openai("gpt-4o-mini"),

@@ -26,7 +26,8 @@ CHILD = textwrap.dedent(
     import sys, threading, time
     from scenarios import fincoach
     from providers.fake import FakeTransport
-    from lanes.session import LaneSpec, Session
+    from lanes.session import Session
+    from memory.lane_spec import LaneSpec
     from storage.store import Store
     from memory.registry import DEFAULT_LANES
     import providers

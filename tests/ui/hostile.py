@@ -54,7 +54,8 @@ def composition() -> Any:
 
 def export_json(transport: Any) -> str:
     """A session export whose every string field is hostile."""
-    from lanes.session import LaneSpec, Session
+    from lanes.session import Session
+    from memory.lane_spec import LaneSpec
     from memory.registry import REGISTRY, register_composition, unregister_composition
     from present.export import to_json
     from providers.fake import FakeProviderError, FakeReply
@@ -108,9 +109,9 @@ def export_json(transport: Any) -> str:
 def survival_result() -> dict[str, Any]:
     """A payload-only survival run whose strategy labels are hostile (attached to the session)."""
     from engines.survival import SurvivalConfig, run_survival
-    from memory.choices import parse_choice
+    from memory.lane_spec import parse_spec
 
-    config = SurvivalConfig(probe_turns=(2, 3), strategies=(parse_choice("window:k=1"),))
+    config = SurvivalConfig(probe_turns=(2, 3), strategies=(parse_spec("window:k=1"),))
     data = run_survival(config.validate()).as_dict()
     text = json.dumps(data).replace('"window (k=1)"', json.dumps(label("window")))
     return json.loads(text.replace('"window:k=1"', json.dumps(label("window"))))

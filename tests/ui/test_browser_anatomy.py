@@ -12,7 +12,8 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import providers
-from lanes.session import LaneSpec, Session
+from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.registry import DEFAULT_LANES
 from memory.types import Completion, Request
 from present.anatomy import PART_LABELS, UPKEEP_LABEL

@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from memory.compose import Block, Composition
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY, builtin_composition, unregister_composition
 from tests.ui.conftest import shown
 from tests.ui.test_survival_page import button
 from tests.ui.test_tune_page import app_page
-from ui.app_state import AppConfig, LaneChoice
+from ui.app_state import AppConfig
 from ui.composer_form import COLUMNS, Draft, blocks_frame, check, draft_of, give_way_options
 from ui.navigation import MAIN_PAGE
 
@@ -178,13 +179,13 @@ def test_export_is_the_composition_as_json():
 
 def test_add_as_lane_registers_it_and_puts_it_on_the_main_page():
     at = composer_page()
-    at.session_state["config"] = AppConfig.default().replace(lanes=(LaneChoice("full"),))
+    at.session_state["config"] = AppConfig.default().replace(lanes=(LaneSpec("full"),))
     at.text_input(key="composer-name-1").set_value("my_mix").run()
     at.text_input(key="composer-title-1").set_value("My mix").run()
     button(at, "Add as lane").click().run()
     assert not at.exception, at.exception
     assert REGISTRY["my_mix"].composition is not None
-    assert [lane.strategy for lane in at.session_state.config.lanes] == ["full", "my_mix"]
+    assert [lane.name for lane in at.session_state.config.lanes] == ["full", "my_mix"]
     assert any(
         "my_mix is registered" in shown(s.value) and "Added the lane" in shown(s.value)
         for s in at.success

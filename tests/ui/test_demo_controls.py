@@ -163,7 +163,8 @@ def test_a_stopped_lane_keeps_its_stop_button_while_other_lanes_answer():
     """The click's page run can find the stopped lane already finished: its button must still
     be drawn (disabled) then, or the browser keeps the previous run's enabled one."""
     import providers
-    from lanes.session import LaneSpec, Session
+    from lanes.session import Session
+    from memory.lane_spec import LaneSpec
     from memory.registry import DEFAULT_LANES, REGISTRY
     from providers.fake import FakeTransport
     from ui.demo_controls import lanes_with_stop

@@ -66,15 +66,15 @@ def test_the_same_lane_twice_is_refused_with_a_message(fake_transport):
 def add_lane_app() -> None:
     import streamlit as st
 
-    from memory.choices import StrategyChoice
+    from memory.lane_spec import LaneSpec
     from providers.settings import ProviderChoice
     from ui.app_state import add_lane
 
-    choice = StrategyChoice("summary_buffer", {"budget": 900})
+    choice = LaneSpec("summary_buffer", {"budget": 900})
     st.session_state["labels"] = [
         add_lane(choice, ProviderChoice("openai", "gpt-4o")),
         add_lane(choice, ProviderChoice("openai", "gpt-4o")),  # the same again: not added
-        add_lane(StrategyChoice("summary_buffer")),  # the default lane: already there
+        add_lane(LaneSpec("summary_buffer")),  # the default lane: already there
     ]
 
 
@@ -94,20 +94,23 @@ def test_add_lane_appends_to_the_main_page_config_and_returns_its_label():
 
 def test_a_saved_session_reopens_with_each_lane_on_its_own_model():
     from lanes.session import Session
+    from memory.lane_spec import LaneSpec
     from memory.registry import REGISTRY
     from providers.fake import FakeTransport
     from providers.settings import ProviderChoice
     from storage.store import SavedSession
-    from ui.app_state import AppConfig, LaneChoice, keyed_settings
+    from ui.app_state import AppConfig, keyed_settings
     from ui.persistence import config_for, lane_specs
 
     sb = REGISTRY["summary_buffer"].defaults()
     config = AppConfig(
         provider=ProviderChoice("openai", "gpt-4o-mini"),
         lanes=(
-            LaneChoice("full", {}),
-            LaneChoice("summary_buffer", sb),
-            LaneChoice("summary_buffer", sb, ProviderChoice("anthropic", "claude-haiku-4-5")),
+            LaneSpec("full", {}),
+            LaneSpec("summary_buffer", sb),
+            LaneSpec(
+                "summary_buffer", sb, provider=ProviderChoice("anthropic", "claude-haiku-4-5")
+            ),
         ),
     )
     session = Session(

@@ -9,11 +9,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cli.main import main as cli_main
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY, Param, register, unregister
 from memory.strategies.full import FullBuffer
 from memory.types import Request
 from tests.ui.conftest import ROOT, shown
-from ui.app_state import AppConfig, LaneChoice
+from ui.app_state import AppConfig
 
 APP = str(ROOT / "app.py")
 COLOR = "#123456"
@@ -60,7 +61,7 @@ def test_the_main_page_offers_draws_and_colours_it(throwaway, fake_transport):
     at = page()
     assert "Throwaway memory" in at.button_group(key="lane-strategies").options
     at.session_state["config"] = AppConfig.default().replace(
-        lanes=(LaneChoice("full"), LaneChoice("throwaway", {"depth": 7}))
+        lanes=(LaneSpec("full"), LaneSpec("throwaway", {"depth": 7}))
     )
     at.session_state["session"] = None
     at.run()

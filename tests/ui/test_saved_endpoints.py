@@ -17,13 +17,14 @@ from streamlit.testing.v1 import AppTest
 from engines.sessions import RunOptions, continue_stored
 from lanes import endpoint_policy
 from lanes.session import Session
+from memory.lane_spec import LaneSpec
 from memory.registry import REGISTRY
 from present.export import to_json
 from providers.settings import ProviderChoice, ProviderSettings
 from storage.store import SavedSession, Store
 from tests.ui.conftest import APP, ROOT
 from ui import navigation
-from ui.app_state import AppConfig, LaneChoice, keyed_settings
+from ui.app_state import AppConfig, keyed_settings
 from ui.persistence import lane_specs
 
 EVIL = "http://198.51.100.7:9/v1"  # TEST-NET-2: never contacted
@@ -44,11 +45,11 @@ def hostile_saved(transport) -> SavedSession:
     config = AppConfig(
         provider=ProviderChoice("custom", "their-model", base_url=EVIL),
         lanes=(
-            LaneChoice("full", {}),
-            LaneChoice(
+            LaneSpec("full", {}),
+            LaneSpec(
                 "window",
                 REGISTRY["window"].defaults(),
-                ProviderChoice("custom", "their-lane-model", base_url=EVIL_LANE),
+                provider=ProviderChoice("custom", "their-lane-model", base_url=EVIL_LANE),
             ),  # fmt: skip
         ),
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engines.survival import DEFAULT_FACTS, SurvivalConfig, run_survival
-from memory.choices import parse_choice
+from memory.lane_spec import parse_spec
 from memory.standins import StaticReply
 from present.survival import heatmap, heatmap_cells, strategies_of, tokens_chart
 
@@ -24,7 +24,7 @@ def result():
     config = SurvivalConfig(
         facts=DEFAULT_FACTS[:2],
         probe_turns=(2, 5),
-        strategies=(parse_choice("full"), parse_choice("window:k=3")),
+        strategies=(parse_spec("full"), parse_spec("window:k=3")),
     )
     return run_survival(config, send=guess)
 
@@ -47,7 +47,7 @@ def test_recall_heat_map_flags_guesses(result):
 
 def test_payload_only_recall_cells_are_empty():
     config = SurvivalConfig(
-        facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_choice("full"),)
+        facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_spec("full"),)
     )
     fig = heatmap(run_survival(config), "recalled")
     assert heatmap_cells(fig) == [["—"]] and [list(r) for r in fig.data[0].z] == [[None]]
@@ -103,7 +103,7 @@ def test_the_page_figure_without_a_model_has_the_payload_only():
     from present.survival import heatmaps
 
     config = SurvivalConfig(
-        facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_choice("full"),)
+        facts=DEFAULT_FACTS[:1], probe_turns=(2,), strategies=(parse_spec("full"),)
     )
     fig = heatmaps(run_survival(config))
     assert len(fig.data) == 1 and fig.layout.annotations[0].text.startswith("In the payload")
@@ -121,7 +121,7 @@ def test_heat_maps_show_stale_values_and_say_when_stand_ins_did_the_upkeep():
     config = SurvivalConfig(
         facts=(rent,),
         probe_turns=(8, 12),
-        strategies=(parse_choice("full"), parse_choice("summary")),
+        strategies=(parse_spec("full"), parse_spec("summary")),
     )
     result = run_survival(config, send=old_rent)
     recall = heatmap(result, "recalled")
@@ -133,6 +133,6 @@ def test_heat_maps_show_stale_values_and_say_when_stand_ins_did_the_upkeep():
     assert "0/1 (1 stale)" in table and STAND_IN_LABEL in table
     # a run with no stand-in upkeep says nothing of the kind
     plain = run_survival(
-        SurvivalConfig(facts=(rent,), probe_turns=(12,), strategies=(parse_choice("full"),))
+        SurvivalConfig(facts=(rent,), probe_turns=(12,), strategies=(parse_spec("full"),))
     )
     assert STAND_IN_LABEL not in heatmaps(plain).layout.title.text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from engines.survival import DEFAULT_FACTS, EXAMPLE_FACTS, SurvivalConfig, run_survival
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from ui.survival_form import (
     MAIN_MODEL,
     NO_MODEL,
@@ -21,7 +21,7 @@ from ui.survival_form import (
     results_table,
 )
 
-LANES = [StrategyChoice("window", {"k": 3}), StrategyChoice("full")]
+LANES = [LaneSpec("window", {"k": 3}), LaneSpec("full")]
 
 
 def form(settings, **changes) -> FormValues:

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from engines.survival import SurvivalConfig, run_survival
 from lanes import jobs
-from memory.choices import parse_choice
+from memory.lane_spec import parse_spec
 from memory.standins import StaticReply
 
 PAGE = "../../pages/1_Fact_survival.py"  # AppTest resolves paths against this file's folder
@@ -126,7 +126,7 @@ def test_bad_settings_are_explained_and_nothing_runs(turns, message):
 def test_cancel_keeps_the_rows_so_far():
     at = page()
     cfg = SurvivalConfig(
-        probe_turns=(2, 5, 10, 20), strategies=(parse_choice("full"), parse_choice("window"))
+        probe_turns=(2, 5, 10, 20), strategies=(parse_spec("full"), parse_spec("window"))
     )
 
     def slow(request, on_delta=None):

@@ -13,7 +13,7 @@ import pytest
 from engines.survival import DEFAULT_FACTS, SurvivalConfig
 from engines.sweep import prepare_sweep
 from engines.sweep_run import start
-from memory.choices import StrategyChoice
+from memory.lane_spec import LaneSpec
 from providers import preset
 from storage.store import SweepStore
 from tests.browser_support import ARTIFACTS, chromium, running_app
@@ -66,7 +66,7 @@ def test_a_submitted_sweep_is_collected_on_the_page(tmp_path, monkeypatch):
         facts=DEFAULT_FACTS,
         probe_turns=(2, 5, 10, 20),
         strategies=tuple(
-            StrategyChoice(n, p)
+            LaneSpec(n, p)
             for n, p in (
                 ("full", {}),
                 ("window", {"k": 3}),

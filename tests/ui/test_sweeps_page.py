@@ -82,13 +82,13 @@ def test_two_collected_sweeps_compared_on_the_page(setup):
     from engines.survival import DEFAULT_FACTS, SurvivalConfig
     from engines.sweep import prepare_sweep
     from engines.sweep_run import refresh, start
-    from memory.choices import StrategyChoice
+    from memory.lane_spec import LaneSpec
     from providers import preset
 
     server, db = setup
     server.polls_before_done = 0
     config = SurvivalConfig(facts=DEFAULT_FACTS[:2], probe_turns=(2, 6),
-                            strategies=(StrategyChoice("full"), StrategyChoice("window", {"k": 2})))  # fmt: skip
+                            strategies=(LaneSpec("full"), LaneSpec("window", {"k": 2})))  # fmt: skip
     store = SweepStore(db)
     for model in ("claude-haiku-4-5", "claude-sonnet-4-5"):
         settings = preset("anthropic").settings(model, base_url=server.url, api_key="k" * 20)

@@ -11,10 +11,11 @@ from streamlit.testing.v1 import AppTest
 
 from engines.survival import SurvivalConfig
 from engines.tune import Target, tune
+from memory.lane_spec import LaneSpec
 from tests.engines.test_tune_evaluators import facts_json, transcript_text
 from tests.ui.conftest import ROOT, shown
 from tests.ui.test_survival_page import button, run_until, text_input
-from ui.app_state import AppConfig, LaneChoice
+from ui.app_state import AppConfig
 from ui.navigation import MAIN_PAGE
 
 PAGE = "pages/6_Tune.py"
@@ -109,7 +110,7 @@ def test_a_malformed_facts_file_is_named_and_the_facts_are_kept():
 
 def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
     at = app_page()
-    start = (LaneChoice("full"), LaneChoice("token_window", {"budget": 600}))
+    start = (LaneSpec("full"), LaneSpec("token_window", {"budget": 600}))
     at.session_state["config"] = AppConfig.default().replace(lanes=start)
     at = search(apply(at, at_n="10"))
     winner = at.session_state.tune_result["winner"]
@@ -118,7 +119,7 @@ def test_add_as_lane_puts_the_winner_on_the_main_page_next_to_the_lanes():
     assert any("Added the lane" in s.value for s in at.success)
     lanes = at.session_state.config.lanes
     assert lanes[:2] == start and len(lanes) == 3  # the same strategy twice, two settings
-    assert lanes[2].strategy == "token_window" and lanes[2].params == winner["params"]
+    assert lanes[2].name == "token_window" and lanes[2].params == winner["params"]
     at.button(key="tune-add-lane").click().run()  # twice: not added again
     assert any("already on the main page" in s.value for s in at.success)
     assert len(at.session_state.config.lanes) == 3
