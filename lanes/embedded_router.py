@@ -16,8 +16,8 @@ be billed or would not help. It:
 - holds a lane's next prefix in another lane's slot when both followed one shared call and
   their next prefixes are the same (`_hold_in_shared_slot`), so the same text is not read into
   two slots while the extraction calls wait;
-- lets a caller wait, boundedly, for warm-ups still reading (`settle`; the main page does not:
-  its next turn begins at once and a warm-up in flight is read beside the new prompts).
+- lets the page wait, boundedly, for warm-ups still reading before its next turn (`settle`):
+  a warm-up in flight is read in the same batch as every lane's new prompt.
 
 No lane ever waits for a warm-up: a pinned lane's request for a slot a warm-up holds is
 deferred by the server, and a failing or hanging warm-up only means a slower first token.
@@ -158,7 +158,7 @@ class EmbeddedRouter(Layer, Pacing):
         """After lane `name` recorded turn `turn`, warm its next prefix unless the next turn
         has begun, or unless it is the turn's last lane, the next turn is queued to begin at
         once and the lane has no slot of its own (that warm-up would race the next turn for
-        the server's slots; a pinned lane's is read in its own slot, before that lane's next reply)."""
+        the server's slots; a pinned lane's is read in its own slot while the page settles)."""
         with self._lock:
             if self.turn != turn:
                 return

@@ -101,7 +101,7 @@ if message is not None and not busy:
     else:
         st.toast("Empty message ignored: type something first.")
 elif st.session_state.demo_queue and not busy:
-    # at once: warm-ups still reading are read beside the new prompts, not waited for
+    demo_controls.settle(session)  # first tokens then wait for nobody
     session.begin_turn(st.session_state.demo_queue.pop(0))
     st.rerun()
 # the demo begins its next turn the moment this one ends: the stack paces for that

@@ -7,6 +7,7 @@ Self-contained: app.py calls these in a few lines, so the page's layout stays it
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +31,12 @@ REDRAW_EVERY_S = 0.5
 # with nothing new (a lane's upkeep running), one redraw a second: the st call at which a page
 # rerun (a Stop click) stops a lane's reader; more often only takes the model's CPU
 IDLE_REDRAW_S = 1.0
+# the demo's next turn waits at most this long for the model's background reading to settle
+# (lanes/transport.py Pacing; an after-upkeep warm-up reads a lane's conversation, ~200-350
+# tokens: about a second on 2 cores)
+WARM_SETTLE_S = 2.0
 REPLY_HEIGHT = 230
+log = logging.getLogger(__name__)
 
 
 class Paced:
@@ -92,6 +98,15 @@ def _live_text(view: LiveView) -> str:
     if view.reply is not None:
         return plain(view.reply) + "\n\n:gray[*upkeep (summary / facts) running…*]"
     return plain(view.text) + " ▌" if view.text else "…"
+
+
+def settle(session: Session) -> None:
+    """Before the demo's next turn: let the model's background reading end, for at most
+    WARM_SETTLE_S; pacing that fails never stops the demo (the turn only starts slower)."""
+    try:
+        session.pacing.settle(WARM_SETTLE_S)
+    except Exception as exc:
+        log.warning("pacing before the next turn failed: %s", exc)
 
 
 def warm_up(session: Session) -> None:
