@@ -32,9 +32,11 @@ REDRAW_EVERY_S = 0.5
 # rerun (a Stop click) stops a lane's reader; more often only takes the model's CPU
 IDLE_REDRAW_S = 1.0
 # the demo's next turn waits at most this long for the model's background reading to settle
-# (lanes/transport.py Pacing; an after-upkeep warm-up reads a lane's conversation, ~200-350
-# tokens: about a second on 2 cores)
-WARM_SETTLE_S = 2.0
+# (lanes/transport.py Pacing): an after-upkeep warm-up reads a lane's conversation (300-900
+# tokens after the demo's third turn, several seconds on 2 busy cores). A turn begun before
+# it ends has its first tokens wait behind it, and the room waits as long either way; a
+# warm-up that hangs delays each demo turn by this bound at most
+WARM_SETTLE_S = 10.0
 REPLY_HEIGHT = 230
 log = logging.getLogger(__name__)
 
