@@ -93,6 +93,17 @@ def anatomy_of(record: LaneTurn, *, window: int | None, reserve: int) -> Anatomy
     )
 
 
+def has_anatomy(records: Mapping[str, Sequence[LaneTurn]], *, turn: int | None = None) -> bool:
+    """Whether any lane's turn (`turn`'s, or any) carries the parts its anatomy is drawn from:
+    turns saved before requests carried their parts have none, and draw as empty axes."""
+    return any(
+        r.account.parts and r.counted
+        for rs in records.values()
+        for r in rs
+        if turn is None or r.turn == turn
+    )
+
+
 def turn_ranges(turns: Sequence[int]) -> str:
     """[1, 2, 3, 5] -> '1–3, 5'."""
     out: list[str] = []

@@ -17,7 +17,7 @@ import streamlit as st
 from lanes.lane import LaneTurn
 from lanes.session import Session
 from present.anatomy import anatomy_grid_figure, comparison_anatomy_figure, turn_warnings
-from present.anatomy_data import ungrounded_lines
+from present.anatomy_data import has_anatomy, ungrounded_lines
 from ui.safe import md
 
 CACHE = "anatomy_figures"
@@ -46,6 +46,12 @@ def section(
     records = records if records is not None else session.records()
     turn = turn or session.turn
     if not turn or not any(records.values()):
+        return
+    if not has_anatomy(records, turn=turn):
+        st.caption(
+            "What fills each request: not shown for this turn, saved before Memory Lab recorded "
+            "the parts of each request. New turns show it."
+        )
         return
     titles = {name: lane.title for name, lane in session.lanes.items()}
     window, reserve = window_of(session)

@@ -9,7 +9,7 @@ from engines import transcripts
 from memory.maintenance import EXTRACTION_SYSTEM
 from scenarios import fincoach
 from tests.ui.conftest import run_app
-from ui.demo_controls import RECORDED_DEMO, Paced
+from ui.demo_controls import RECORDED_DEMO, Paced, load_recorded
 from ui.safe import plain
 
 
@@ -65,6 +65,52 @@ def test_the_recorded_demo_plays_instantly_with_its_payloads_and_charts(fake_tra
     at.chat_input[0].set_value("And next month?").run()
     assert len(fake_transport.calls) == len(session.lanes)
     assert any("later turns are live" in c.value for c in at.caption)
+
+
+def _figures(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def _empty(figure: dict) -> bool:
+    """A figure drawn as bare axes: no trace holds a value."""
+    return not any(
+        trace.get(axis) not in (None, [], {}) for trace in figure["data"] for axis in ("x", "y")
+    )
+
+
+def test_the_recorded_demo_shows_what_fills_each_lane_s_request(fake_transport):
+    """The recording carries each request's parts, so its anatomy is drawn with a bar per
+    lane (recorded before requests carried parts, it drew as empty axes), and its fact
+    stores hold the demo's four facts as the user wrote them."""
+    at = run_app()
+    [button] = [b for b in at.button if "Recorded demo" in b.label]
+    button.click().run()
+    session = at.session_state["session"]
+    figures = _figures(at)
+    assert figures and not [f for f in figures if _empty(f)]
+    [bars] = [f for f in figures if "What each lane sends" in str(f["layout"].get("title"))]
+    lanes = {y for trace in bars["data"] for y in trace.get("y") or ()}
+    assert lanes == {plain(lane.title) for lane in session.lanes.values()}
+    for name in ("entity", "hybrid"):
+        facts = session.lanes[name].turns[-1].account.facts
+        assert facts is not None
+        assert {"name": "Chiru", "monthly_salary": "₹1,20,000"}.items() <= facts.items()
+
+
+def test_turns_saved_before_requests_had_parts_get_a_note_not_empty_axes(fake_transport, tmp_path):
+    data = json.loads(RECORDED_DEMO.read_text(encoding="utf-8"))
+    for lane in data["lanes"].values():
+        for turn in lane["turns"]:
+            turn["account"].pop("parts", None)
+    old = tmp_path / "old_recording.json"
+    old.write_text(json.dumps(data), encoding="utf-8")
+    at = run_app()
+    session, config = load_recorded(at.session_state["config"], old)
+    at.session_state["session"], at.session_state["config"] = session, config
+    at.run()
+    assert not at.exception, at.exception
+    assert not [f for f in _figures(at) if _empty(f)]
+    assert any("saved before Memory Lab recorded" in c.value for c in at.caption)
 
 
 def test_a_stopped_turn_is_shown_as_stopped_and_can_be_retried(fake_transport):
