@@ -52,7 +52,7 @@ many fact-extraction replies parsed. A clearly labelled estimate at the referenc
 closes the run; the targets themselves are judged on the measured figures only.
 
     .venv/bin/python bench/bench_demo.py [--only new,schema,busy,unshared,unpinned,base,old] [--turns 5]
-        [--repeat N] [--timeline]
+        [--repeat N] [--timeline] [--browser-profile]
         [--driver browser|apptest]
 
 Other busy processes skew every figure: the load average is printed before and after.
@@ -229,6 +229,8 @@ class Patched:
         self.calls = Calls()
         self.session: Any = None
         self.cpu: dict[str, float] | None = None  # CPU seconds over the demo (browser driver)
+        self.browser: dict[str, float] | None = None  # the page's main thread over the demo
+        self.browser_sources: dict[str, float] | None = None  # its script seconds per file
         original = providers.send.stream
         providers.stream = providers.send.stream = self.calls.wrap(original)  # lanes, upkeep
         if setting["redraw_every_s"] is not None:
@@ -315,7 +317,35 @@ def drive_apptest(patched: Patched, turns: int) -> tuple[float, float]:
 BROWSER_TIMEOUT_MS = 1_800_000
 
 
-def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float], None]) -> None:
+def main_thread(devtools: Any) -> dict[str, float]:
+    """The page's main-thread totals so far (Chromium's Performance domain): seconds busy
+    with tasks, scripts, style and layout, and how many layouts it ran."""
+    wanted = {
+        "TaskDuration": "busy s",
+        "ScriptDuration": "script s",
+        "RecalcStyleDuration": "style s",
+        "LayoutDuration": "layout s",
+        "LayoutCount": "layouts",
+    }
+    metrics = devtools.send("Performance.getMetrics")["metrics"]
+    return {wanted[m["name"]]: m["value"] for m in metrics if m["name"] in wanted}
+
+
+def by_source(profile: dict[str, Any]) -> dict[str, float]:
+    """Seconds of a V8 CPU profile's samples per script file (or native entry), idle left out."""
+    nodes = {n["id"]: n["callFrame"] for n in profile["nodes"]}
+    spent: dict[str, float] = {}
+    for node, delta in zip(profile.get("samples", []), profile.get("timeDeltas", []), strict=False):
+        frame = nodes[node]
+        source = frame.get("url", "").rsplit("/", 1)[-1] or frame.get("functionName") or "?"
+        if source != "(idle)":
+            spent[source] = spent.get(source, 0.0) + delta / 1e6
+    return dict(sorted(spent.items(), key=lambda kv: -kv[1])[:10])
+
+
+def drive_browser(
+    patched: Patched, turns: int, finish: Callable[[float, float], None], *, profile: bool
+) -> None:
     """Play the demo in headless Chromium against the real Streamlit server, served from this
     process (so the patches hold) on a free port. Streamlit's server keeps the main thread, so
     Chromium is driven from another one, which calls `finish(when Play was clicked, when the
@@ -339,6 +369,12 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
                 if page_warmup(patched.session) is not None:
                     page_warmup(patched.session).wait()  # the presenter waits for the warm-up
                 lanes = len(patched.session.lanes)
+                devtools = page.context.new_cdp_session(page)
+                devtools.send("Performance.enable")
+                main_before = main_thread(devtools)
+                if profile:
+                    devtools.send("Profiler.enable")
+                    devtools.send("Profiler.start")
                 cpu_before = cpu_seconds()
                 started = time.perf_counter()
                 page.get_by_role("button", name="▶ Play the FinCoach demo").click()
@@ -352,6 +388,10 @@ def drive_browser(patched: Patched, turns: int, finish: Callable[[float, float],
                 )
                 ended = time.perf_counter()
                 cpu_after = cpu_seconds()
+                main_after = main_thread(devtools)
+                patched.browser = {k: main_after[k] - main_before.get(k, 0) for k in main_after}
+                if profile:
+                    patched.browser_sources = by_source(devtools.send("Profiler.stop")["profile"])
             patched.cpu = {k: cpu_after[k] - cpu_before[k] for k in cpu_after}
             finish(started, ended)
         except BaseException:
@@ -423,7 +463,7 @@ def native_thread_seconds(tick: int) -> float:
     return total
 
 
-def worker(name: str, turns: int, driver: str) -> None:
+def worker(name: str, turns: int, driver: str, *, profile: bool = False) -> None:
     """Play the demo with one setting and print its figures as one RESULT line."""
     from providers import embedded
 
@@ -435,7 +475,7 @@ def worker(name: str, turns: int, driver: str) -> None:
         print("RESULT " + json.dumps({**result, "driver": driver}), flush=True)
 
     if driver == "browser":
-        drive_browser(patched, turns, finish)
+        drive_browser(patched, turns, finish, profile=profile)
     else:
         finish(*drive_apptest(patched, turns))
 
@@ -512,6 +552,8 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
         "threads": embedded.EmbeddedConfig.from_env().threads,
         "turns": per_turn,
         "cpu": patched.cpu,
+        "browser_main": patched.browser,
+        "browser_sources": patched.browser_sources,
         "warm": warm,
         "fact_stores": {
             name: lane.strategy.facts
@@ -571,13 +613,18 @@ def probe_machine() -> dict[str, float]:
 WORKER_TIMEOUT_S = 1800
 
 
-def run_setting(name: str, turns: int, driver: str) -> dict[str, Any] | None:
+def run_setting(
+    name: str, turns: int, driver: str, *, profile: bool = False
+) -> dict[str, Any] | None:
     env = {**os.environ, **SETTINGS[name]["env"]}
     env.setdefault("MEMORY_LAB_DB_URL", f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3")
     env.setdefault("MEMORY_LAB_EMBEDDED_VERBOSITY", "0")
     try:
         out = subprocess.run(
-            [sys.executable, __file__, "--worker", name, "--turns", str(turns), "--driver", driver],
+            [
+                *(sys.executable, __file__, "--worker", name, "--turns", str(turns)),
+                *("--driver", driver, *(["--browser-profile"] if profile else [])),
+            ],
             env=env,
             capture_output=True,
             text=True,
@@ -640,6 +687,20 @@ def show(result: dict[str, Any]) -> None:
             f"(threads running no Python, the model's: {cpu.get('native', 0.0):.1f}; Python, "
             f"Streamlit, SDK: {cpu['app'] - cpu.get('native', 0.0):.1f}) · browser (Chromium, "
             f"Playwright) {cpu['browser']:.1f} · of {room:.1f} the cores had"
+        )
+    main = result.get("browser_main")
+    if main:
+        print(
+            f"[{result['setting']}] the page's main thread over the demo: busy "
+            f"{main.get('busy s', 0):.1f} s (scripts {main.get('script s', 0):.1f}, style "
+            f"{main.get('style s', 0):.1f}, layout {main.get('layout s', 0):.1f} in "
+            f"{main.get('layouts', 0):.0f} layouts)"
+        )
+    sources = result.get("browser_sources")
+    if sources:
+        print(
+            f"[{result['setting']}] the page's script seconds by file: "
+            + " · ".join(f"{name} {spent:.1f}" for name, spent in sources.items())
         )
     m = result["machine"]
     print(
@@ -781,10 +842,15 @@ def main() -> None:
         help="browser: the real server and headless Chromium (default); apptest: Streamlit's "
         "AppTest in the worker process (no server, no browser; its own polling costs CPU)",
     )
+    parser.add_argument(
+        "--browser-profile",
+        action="store_true",
+        help="also sample the page's scripts (V8's profiler) and print their seconds per file",
+    )
     parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.turns, args.driver)
+        worker(args.worker, args.turns, args.driver, profile=args.browser_profile)
         return
     print(
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores"
@@ -796,7 +862,7 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = {}
     for _ in range(max(1, args.repeat)):
         for name in reversed(names):  # new first: its figures print even if old is slow
-            result = run_setting(name, args.turns, args.driver)
+            result = run_setting(name, args.turns, args.driver, profile=args.browser_profile)
             if result is not None:
                 runs.setdefault(name, []).append(result)
                 show(result)
