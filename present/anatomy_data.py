@@ -75,9 +75,9 @@ class Anatomy:
 def anatomy_of(record: LaneTurn, *, window: int | None, reserve: int) -> Anatomy | None:
     """The anatomy of a lane turn that sent a request (None: nothing sent, or saved before
     requests carried their parts)."""
-    parts = record.account.parts
-    if not parts or not record.counted:
+    if not drawable(record):
         return None
+    parts = record.account.parts
     upkeep: dict[str, int] = {}
     for call in record.maintenance:
         upkeep[call.kind] = upkeep.get(call.kind, 0) + call.tokens
@@ -93,15 +93,15 @@ def anatomy_of(record: LaneTurn, *, window: int | None, reserve: int) -> Anatomy
     )
 
 
+def drawable(record: LaneTurn) -> bool:
+    """Whether a lane turn has an anatomy: it sent a request that carried its parts."""
+    return bool(record.account.parts and record.counted)
+
+
 def has_anatomy(records: Mapping[str, Sequence[LaneTurn]], *, turn: int | None = None) -> bool:
-    """Whether any lane's turn (`turn`'s, or any) carries the parts its anatomy is drawn from:
-    turns saved before requests carried their parts have none, and draw as empty axes."""
-    return any(
-        r.account.parts and r.counted
-        for rs in records.values()
-        for r in rs
-        if turn is None or r.turn == turn
-    )
+    """Whether any lane's turn (`turn`'s, or any) has an anatomy: turns saved before requests
+    carried their parts have none, and draw as empty axes."""
+    return any(drawable(r) for rs in records.values() for r in rs if turn is None or r.turn == turn)
 
 
 def turn_ranges(turns: Sequence[int]) -> str:
