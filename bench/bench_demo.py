@@ -417,19 +417,12 @@ def drive_browser(
 def cpu_seconds() -> dict[str, float]:
     """CPU seconds used so far by this process (the model's threads, Streamlit, the SDK) and
     by its descendants that are still running (Chromium, Playwright's driver), from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
     parent: dict[int, int] = {}
     used: dict[int, float] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(entry)] = int(fields[1])
-        used[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+        stat = proc_stat(f"/proc/{entry}/stat") if entry.isdigit() else None
+        if stat is not None:
+            parent[int(entry)], used[int(entry)] = stat
     me = os.getpid()
 
     def descends(pid: int) -> bool:
@@ -441,25 +434,29 @@ def cpu_seconds() -> dict[str, float]:
 
     return {
         "app": used.get(me, 0.0),
-        "native": native_thread_seconds(tick),
+        "native": native_thread_seconds(),
         "browser": sum(t for pid, t in used.items() if pid != me and descends(pid)),
     }
 
 
-def native_thread_seconds(tick: int) -> float:
+def proc_stat(path: str) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds used) from a /proc stat file; None if it has gone."""
+    try:
+        with open(path) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def native_thread_seconds() -> float:
     """CPU seconds of this process's threads that run no Python (the embedded model's
     compute and HTTP threads): the app's own Python is the rest of the process's time."""
     python = {t.native_id for t in threading.enumerate()}
     total = 0.0
     for entry in os.listdir("/proc/self/task"):
-        if int(entry) in python:
-            continue
-        try:
-            with open(f"/proc/self/task/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
+        stat = None if int(entry) in python else proc_stat(f"/proc/self/task/{entry}/stat")
+        total += stat[1] if stat is not None else 0.0
     return total
 
 
