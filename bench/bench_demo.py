@@ -71,7 +71,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +231,9 @@ class Patched:
         self.cpu: dict[str, float] | None = None  # CPU seconds over the demo (browser driver)
         self.browser: dict[str, float] | None = None  # the page's main thread over the demo
         self.browser_sources: dict[str, float] | None = None  # its script seconds per file
+        self.browser_functions: dict[str, float] | None = None  # ... per function
+        # (perf_counter, main thread busy s so far), sampled over the demo (browser driver)
+        self.browser_busy: list[tuple[float, float]] = []
         original = providers.send.stream
         providers.stream = providers.send.stream = self.calls.wrap(original)  # lanes, upkeep
         if setting["redraw_every_s"] is not None:
@@ -331,16 +334,20 @@ def main_thread(devtools: Any) -> dict[str, float]:
     return {wanted[m["name"]]: m["value"] for m in metrics if m["name"] in wanted}
 
 
-def by_source(profile: dict[str, Any]) -> dict[str, float]:
-    """Seconds of a V8 CPU profile's samples per script file (or native entry), idle left out."""
+def by_source(profile: dict[str, Any], *, functions: bool = False) -> dict[str, float]:
+    """Seconds of a V8 CPU profile's samples per script file (or native entry), idle left out;
+    with `functions`, per function (`file:name`) instead: where the page's time goes."""
     nodes = {n["id"]: n["callFrame"] for n in profile["nodes"]}
     spent: dict[str, float] = {}
     for node, delta in zip(profile.get("samples", []), profile.get("timeDeltas", []), strict=False):
         frame = nodes[node]
         source = frame.get("url", "").rsplit("/", 1)[-1] or frame.get("functionName") or "?"
-        if source != "(idle)":
-            spent[source] = spent.get(source, 0.0) + delta / 1e6
-    return dict(sorted(spent.items(), key=lambda kv: -kv[1])[:10])
+        if source == "(idle)":
+            continue
+        if functions:
+            source = f"{source}:{frame.get('functionName') or '(anonymous)'}"
+        spent[source] = spent.get(source, 0.0) + delta / 1e6
+    return dict(sorted(spent.items(), key=lambda kv: -kv[1])[: 15 if functions else 10])
 
 
 def drive_browser(
@@ -378,20 +385,25 @@ def drive_browser(
                 cpu_before = cpu_seconds()
                 started = time.perf_counter()
                 page.get_by_role("button", name="▶ Play the FinCoach demo").click()
-                page.wait_for_function(
-                    f"""() => [...document.querySelectorAll('summary')].filter(
-                            el => el.innerText.trim().endsWith('Payload · turn {turns}')).length
-                        === {lanes}
-                        && !document.querySelector('[data-testid=stChatInputTextArea]').disabled""",
-                    timeout=BROWSER_TIMEOUT_MS,
-                    polling=100,
-                )
+                done = f"""() => [...document.querySelectorAll('summary')].filter(
+                        el => el.innerText.trim().endsWith('Payload · turn {turns}')).length
+                    === {lanes}
+                    && !document.querySelector('[data-testid=stChatInputTextArea]').disabled"""
+                while not page.evaluate(done):  # the main thread's busy time, twice a second
+                    patched.browser_busy.append(
+                        (time.perf_counter(), main_thread(devtools).get("busy s", 0.0))
+                    )
+                    if time.perf_counter() - started > BROWSER_TIMEOUT_MS / 1000:
+                        raise TimeoutError("the demo did not end in the browser")
+                    page.wait_for_timeout(500)
                 ended = time.perf_counter()
                 cpu_after = cpu_seconds()
                 main_after = main_thread(devtools)
                 patched.browser = {k: main_after[k] - main_before.get(k, 0) for k in main_after}
                 if profile:
-                    patched.browser_sources = by_source(devtools.send("Profiler.stop")["profile"])
+                    cpu_profile = devtools.send("Profiler.stop")["profile"]
+                    patched.browser_sources = by_source(cpu_profile)
+                    patched.browser_functions = by_source(cpu_profile, functions=True)
             patched.cpu = {k: cpu_after[k] - cpu_before[k] for k in cpu_after}
             finish(started, ended)
         except BaseException:
@@ -477,6 +489,26 @@ def worker(name: str, turns: int, driver: str, *, profile: bool = False) -> None
         finish(*drive_apptest(patched, turns))
 
 
+def busy_between(
+    samples: list[tuple[float, float]],
+    start: float,
+    end: float,
+    skip: Sequence[tuple[float, float]] = (),
+) -> float | None:
+    """The main thread's busy seconds between `start` and `end` from cumulative samples,
+    leaving out sampling intervals that overlap any `skip` span (None: no samples)."""
+    if not samples:
+        return None
+    busy = 0.0
+    for (t0, b0), (t1, b1) in zip(samples, samples[1:], strict=False):
+        if t0 < start or t1 > end:
+            continue
+        if any(a < t1 and t0 < z for a, z in skip):
+            continue
+        busy += b1 - b0
+    return busy
+
+
 def collect(patched: Patched, info: Any, turns: int, started: float, ended: float) -> dict:
     """Per-turn figures from the timed calls and the lanes' records, then the machine probe."""
     from providers import embedded
@@ -522,6 +554,14 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 "warm_calls": len(warms),
                 "warm_read": sum(r["prompt"] - r["cached"] for r in warms),
                 "extractions": len(extractions),
+                # the page's main thread: busy s over the turn, and while no model call ran
+                "browser_busy": busy_between(patched.browser_busy, starts[t - 1], bounds[t - 1]),
+                "browser_busy_no_call": busy_between(
+                    patched.browser_busy,
+                    starts[t - 1],
+                    bounds[t - 1],
+                    skip=[(r["began"], r["ended"]) for r in rows],
+                ),
                 "extractions_parsed": sum(m.error is None for m in extractions),
                 # extracted values not stored (their turn does not state them), values the
                 # rules filled in (stated, missing from the reply): memory/grounding.py
@@ -551,6 +591,7 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
         "cpu": patched.cpu,
         "browser_main": patched.browser,
         "browser_sources": patched.browser_sources,
+        "browser_functions": patched.browser_functions,
         "warm": warm,
         "fact_stores": {
             name: lane.strategy.facts
@@ -699,6 +740,12 @@ def show(result: dict[str, Any]) -> None:
             f"[{result['setting']}] the page's script seconds by file: "
             + " · ".join(f"{name} {spent:.1f}" for name, spent in sources.items())
         )
+    functions = result.get("browser_functions")
+    if functions:
+        print(
+            f"[{result['setting']}] ... by function: "
+            + " · ".join(f"{name} {spent:.1f}" for name, spent in functions.items())
+        )
     m = result["machine"]
     print(
         "turn   wall s  replies/upkeep done s  first token s (min–max)  prompt (read)    reply  "
@@ -761,6 +808,12 @@ def show_timeline(result: dict[str, Any]) -> None:
     print(f"[{result['setting']}] timeline (s from the turn's start)")
     print(f"{'turn':>4}  {'call':16}{'sent':>7}{'first':>7}{'ended':>7}  prompt(read)  out")
     for turn in result["turns"]:
+        if turn.get("browser_busy") is not None:
+            print(
+                f"{turn['turn']:>4}  page main thread busy {turn['browser_busy']:.1f} s of "
+                f"{turn['wall_s']:.1f}; {turn['browser_busy_no_call']:.1f} s of it while no "
+                "model call ran"
+            )
         for c in turn["calls"]:
             first = f"{c['first']:7.1f}" if c["first"] is not None else f"{'-':>7}"
             print(

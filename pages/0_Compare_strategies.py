@@ -87,7 +87,19 @@ with st.container():
         st.info(notice)
         st.session_state.notice = None
 
+
 # ---- start the next turn: a typed message, or the demo's next line ----------------------
+def start_turn(text: str) -> None:
+    """Record the message, start every lane's run in the session's threads, and redraw with
+    the input disabled: the lanes' columns attach to their runs, so no lane's first token
+    waits for the page's next run to reach its column."""
+    turn = session.begin_turn(text)
+    session.pacing.queue_next(bool(st.session_state.demo_queue))
+    for name in session.lanes:
+        session.start_lane(name, turn)
+    st.rerun()
+
+
 message = st.chat_input(
     "Message every lane at once…",
     disabled=busy,
@@ -95,15 +107,13 @@ message = st.chat_input(
 )
 if message is not None and not busy:
     if message.strip():
-        session.begin_turn(message)
         st.session_state.demo_queue = []
-        st.rerun()  # redraw with the input disabled while the lanes answer
+        start_turn(message)
     else:
         st.toast("Empty message ignored: type something first.")
 elif st.session_state.demo_queue and not busy:
     demo_controls.settle(session)  # first tokens then wait for nobody
-    session.begin_turn(st.session_state.demo_queue.pop(0))
-    st.rerun()
+    start_turn(st.session_state.demo_queue.pop(0))
 # the demo begins its next turn the moment this one ends: the stack paces for that
 session.pacing.queue_next(bool(st.session_state.demo_queue))
 

@@ -162,6 +162,34 @@ def test_the_demo_lets_warm_ups_settle_before_each_of_its_turns(fake_transport, 
     assert events == [("begin", 6)] and at.session_state["session"].turn == 6
 
 
+def test_every_lane_starts_with_the_turn_before_the_page_draws_a_column(
+    fake_transport, monkeypatch
+):
+    """The run that takes the message starts every lane's run; the columns only attach to
+    them. Started from each lane's column, a lane's first token waited for the page's next
+    run to draw everything above that column (the last column's, all five before it)."""
+    from lanes.session import Session
+    from ui import lane_view
+
+    events: list[tuple[str, str]] = []
+    start, header = Session.start_lane, lane_view.header
+    monkeypatch.setattr(
+        Session,
+        "start_lane",
+        lambda self, name, turn: events.append(("start", name)) or start(self, name, turn),
+    )
+    monkeypatch.setattr(
+        lane_view, "header", lambda lane: events.append(("draw", lane.name)) or header(lane)
+    )
+    at = run_app()
+    events.clear()
+    send(at, "Hi! I'm Chiru.")
+    first_draw = next(i for i, (what, _) in enumerate(events) if what == "draw")
+    assert sorted(name for _, name in events[:first_draw]) == sorted(DEFAULT_LANES)
+    assert {what for what, _ in events[:first_draw]} == {"start"}
+    assert all(r.turns[-1].turn == 1 for r in at.session_state["session"].lanes.values())
+
+
 def test_the_pages_set_no_session_attribute():
     """The pages ask the session (and its transport stack's pacing) through methods; setting
     an attribute of it from a page is how pacing leaked into the turn contract before."""
