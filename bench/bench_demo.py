@@ -71,7 +71,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -489,24 +489,16 @@ def worker(name: str, turns: int, driver: str, *, profile: bool = False) -> None
         finish(*drive_apptest(patched, turns))
 
 
-def busy_between(
-    samples: list[tuple[float, float]],
-    start: float,
-    end: float,
-    skip: Sequence[tuple[float, float]] = (),
-) -> float | None:
-    """The main thread's busy seconds between `start` and `end` from cumulative samples,
-    leaving out sampling intervals that overlap any `skip` span (None: no samples)."""
+def busy_between(samples: list[tuple[float, float]], start: float, end: float) -> float | None:
+    """The main thread's busy seconds between `start` and `end`, from cumulative samples
+    (sampling intervals that reach outside are left out; None: no samples)."""
     if not samples:
         return None
-    busy = 0.0
-    for (t0, b0), (t1, b1) in zip(samples, samples[1:], strict=False):
-        if t0 < start or t1 > end:
-            continue
-        if any(a < t1 and t0 < z for a, z in skip):
-            continue
-        busy += b1 - b0
-    return busy
+    return sum(
+        b1 - b0
+        for (t0, b0), (t1, b1) in zip(samples, samples[1:], strict=False)
+        if start <= t0 and t1 <= end
+    )
 
 
 def collect(patched: Patched, info: Any, turns: int, started: float, ended: float) -> dict:
@@ -554,13 +546,12 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 "warm_calls": len(warms),
                 "warm_read": sum(r["prompt"] - r["cached"] for r in warms),
                 "extractions": len(extractions),
-                # the page's main thread: busy s over the turn, and while no model call ran
+                # the page's main thread: busy s over the turn, and before its last first token
                 "browser_busy": busy_between(patched.browser_busy, starts[t - 1], bounds[t - 1]),
-                "browser_busy_no_call": busy_between(
+                "browser_busy_to_first": busy_between(
                     patched.browser_busy,
                     starts[t - 1],
-                    bounds[t - 1],
-                    skip=[(r["began"], r["ended"]) for r in rows],
+                    max(calls.first_piece.get((lane, t), 0.0) for lane in session.lanes),
                 ),
                 "extractions_parsed": sum(m.error is None for m in extractions),
                 # extracted values not stored (their turn does not state them), values the
@@ -811,8 +802,8 @@ def show_timeline(result: dict[str, Any]) -> None:
         if turn.get("browser_busy") is not None:
             print(
                 f"{turn['turn']:>4}  page main thread busy {turn['browser_busy']:.1f} s of "
-                f"{turn['wall_s']:.1f}; {turn['browser_busy_no_call']:.1f} s of it while no "
-                "model call ran"
+                f"{turn['wall_s']:.1f}; {turn['browser_busy_to_first']:.1f} s of it before the "
+                "turn's last first token"
             )
         for c in turn["calls"]:
             first = f"{c['first']:7.1f}" if c["first"] is not None else f"{'-':>7}"
