@@ -234,6 +234,8 @@ class Patched:
         self.browser_functions: dict[str, float] | None = None  # ... per function
         # (perf_counter, main thread busy s so far), sampled over the demo (browser driver)
         self.browser_busy: list[tuple[float, float]] = []
+        # turn -> when the page first showed it with streamed text in one box, in every box
+        self.on_screen: dict[int, list[float | None]] = {}
         original = providers.send.stream
         providers.stream = providers.send.stream = self.calls.wrap(original)  # lanes, upkeep
         if setting["redraw_every_s"] is not None:
@@ -288,6 +290,18 @@ class Patched:
         )
         AppConfig.default = classmethod(lambda cls: patched.config)  # type: ignore[method-assign,assignment]
 
+    def saw(self, when: float, shown: list[int]) -> None:
+        """Note when the page first showed turn `shown[0]` with streamed text in one reply box,
+        and in as many boxes as there are lanes."""
+        turn, streaming = shown
+        if not turn or not streaming:
+            return
+        seen = self.on_screen.setdefault(turn, [None, None])
+        if seen[0] is None:
+            seen[0] = when
+        if seen[1] is None and streaming >= len(self.session.lanes):
+            seen[1] = when
+
 
 def page_warmup(session: Any) -> Any:
     """The warm-up the page started for `session` on load (None: none started)."""
@@ -318,6 +332,18 @@ def drive_apptest(patched: Patched, turns: int) -> tuple[float, float]:
 
 
 BROWSER_TIMEOUT_MS = 1_800_000
+# What the room sees, polled ten times a second without forcing a layout: the latest turn the
+# page shows ("You · turn N:") and how many reply boxes show streamed text (the cursor ▌)
+ON_SCREEN = """() => {
+    const texts = [...document.querySelectorAll('[data-testid=stMarkdownContainer]')]
+        .map(el => el.textContent.trim());
+    let turn = 0;
+    for (const text of texts) {
+        const shown = /^You · turn (\\d+):/.exec(text);
+        if (shown) turn = Math.max(turn, Number(shown[1]));
+    }
+    return [turn, texts.filter(text => text.endsWith('▌')).length];
+}"""
 
 
 def main_thread(devtools: Any) -> dict[str, float]:
@@ -389,13 +415,17 @@ def drive_browser(
                         el => el.innerText.trim().endsWith('Payload · turn {turns}')).length
                     === {lanes}
                     && !document.querySelector('[data-testid=stChatInputTextArea]').disabled"""
-                while not page.evaluate(done):  # the main thread's busy time, twice a second
-                    patched.browser_busy.append(
-                        (time.perf_counter(), main_thread(devtools).get("busy s", 0.0))
-                    )
+                polls = 0
+                while polls % 5 or not page.evaluate(done):
+                    if polls % 5 == 0:  # the main thread's busy time, twice a second
+                        patched.browser_busy.append(
+                            (time.perf_counter(), main_thread(devtools).get("busy s", 0.0))
+                        )
+                    patched.saw(time.perf_counter(), page.evaluate(ON_SCREEN))
                     if time.perf_counter() - started > BROWSER_TIMEOUT_MS / 1000:
                         raise TimeoutError("the demo did not end in the browser")
-                    page.wait_for_timeout(500)
+                    page.wait_for_timeout(100)
+                    polls += 1
                 ended = time.perf_counter()
                 cpu_after = cpu_seconds()
                 main_after = main_thread(devtools)
@@ -548,6 +578,11 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 "extractions": len(extractions),
                 # the page's main thread: busy s over the turn, and before its last first token
                 "browser_busy": busy_between(patched.browser_busy, starts[t - 1], bounds[t - 1]),
+                # on screen: the page shows the turn with streamed text in one box, in all
+                "screen_s": [
+                    None if when is None else when - starts[t - 1]
+                    for when in patched.on_screen.get(t, [None, None])
+                ],
                 "browser_busy_to_first": busy_between(
                     patched.browser_busy,
                     starts[t - 1],
@@ -785,6 +820,15 @@ def show(result: dict[str, Any]) -> None:
         values = [t["ttft_s"].get(lane) for lane in lanes]
         print(
             f"  turn {t['turn']}: " + " ".join("n/a" if v is None else f"{v:.2f}" for v in values)
+        )
+    if any("screen_s" in t and t["screen_s"][0] is not None for t in result["turns"]):
+        print(
+            "on screen, s (the page shows the turn with streamed text: in one reply box, in "
+            "every lane's): "
+            + " · ".join(
+                "/".join("n/a" if v is None else f"{v:.1f}" for v in t["screen_s"])
+                for t in result["turns"]
+            )
         )
     waits = waits_between_turns(result["turns"])
     print(

@@ -91,12 +91,11 @@ with st.container():
 # ---- start the next turn: a typed message, or the demo's next line ----------------------
 def start_turn(text: str) -> None:
     """Record the message, start every lane's run in the session's threads, and redraw with
-    the input disabled: the lanes' columns attach to their runs, so no lane's first token
-    waits for the page's next run to reach its column."""
+    the input disabled once their first pieces are in (a bounded wait: the model reads the
+    lanes' prompts with the cores to itself); the lanes' columns attach to their runs."""
     turn = session.begin_turn(text)
     session.pacing.queue_next(bool(st.session_state.demo_queue))
-    for name in session.lanes:
-        session.start_lane(name, turn)
+    demo_controls.await_first_pieces([session.start_lane(name, turn) for name in session.lanes])
     st.rerun()
 
 

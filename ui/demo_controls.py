@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import streamlit as st
@@ -37,6 +37,11 @@ IDLE_REDRAW_S = 1.0
 # it ends has its first tokens wait behind it, and the room waits as long either way; a
 # warm-up that hangs delays each demo turn by this bound at most
 WARM_SETTLE_S = 10.0
+# the page run that begins a turn waits at most this long for every lane's first streamed
+# piece before it redraws: drawn at once, the page's Python and the browser take the 2 cores
+# while the model reads the lanes' new prompts, and llama.cpp's threads, which meet at a
+# barrier after every layer, then read tens of tokens a second instead of over a hundred
+FIRST_PIECE_WAIT_S = 1.5
 REPLY_HEIGHT = 230
 log = logging.getLogger(__name__)
 
@@ -90,6 +95,19 @@ def follow(live: LiveRun) -> LaneTurn:
         paced.add(view.text[len(paced.text) :])
         slot.markdown(_live_text(view))
     return live.result()
+
+
+def await_first_pieces(runs: Sequence[LiveRun], bound: float | None = None) -> None:
+    """Return once every run has streamed a piece or ended, or after `bound` seconds
+    (FIRST_PIECE_WAIT_S) in all: the page then draws the turn with its first words in."""
+    deadline = time.monotonic() + (FIRST_PIECE_WAIT_S if bound is None else bound)
+    for live in runs:
+        view = live.view()
+        while not (view.text or view.done):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            view = live.wait(view.version, timeout=left)
 
 
 def _live_text(view: LiveView) -> str:

@@ -4,12 +4,15 @@ stop; and the redraw pacing of streamed replies."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 from engines import transcripts
+from lanes.live import LiveRun
 from memory.maintenance import EXTRACTION_SYSTEM
 from scenarios import fincoach
 from tests.ui.conftest import run_app
-from ui.demo_controls import RECORDED_DEMO, Paced, load_recorded
+from ui.demo_controls import RECORDED_DEMO, Paced, await_first_pieces, load_recorded
 from ui.safe import plain
 
 
@@ -25,6 +28,41 @@ def test_paced_draws_the_first_piece_at_once_then_at_most_every_interval():
     assert len(draws) == 4  # 0, 0.25, 0.5, 0.75: not 100 redraws
     assert all(b - a >= 0.25 for a, b in zip(draws, draws[1:], strict=False))
     assert paced.text == "".join(f"{i} " for i in range(100))  # nothing lost between draws
+
+
+def test_the_turn_is_drawn_once_every_lane_has_its_first_piece():
+    quick, slow, failed = LiveRun("a", 1), LiveRun("b", 1), LiveRun("c", 1)
+    failed.finish(None, RuntimeError("no key"))  # a run that ended streams nothing: no wait
+    quick.add("Hello")
+    threading.Timer(0.3, slow.add, ("Hi",)).start()
+    began = time.monotonic()
+    await_first_pieces([quick, slow, failed], bound=30.0)
+    waited = time.monotonic() - began
+    assert slow.view().text == "Hi"  # returned after the slow lane's first piece...
+    assert waited < 20.0  # ...not at the bound
+
+
+def test_a_lane_that_never_streams_holds_the_turn_s_first_draw_no_longer_than_the_bound():
+    silent = LiveRun("a", 1)
+    began = time.monotonic()
+    await_first_pieces([silent], bound=0.3)
+    assert 0.3 <= time.monotonic() - began < 20.0
+    assert silent.view().text == "" and not silent.done
+
+
+def test_the_page_starting_a_turn_waits_for_every_lane_s_first_piece(fake_transport, monkeypatch):
+    from ui import demo_controls
+
+    waited_for: list[list[str]] = []
+    original = demo_controls.await_first_pieces
+    monkeypatch.setattr(
+        demo_controls,
+        "await_first_pieces",
+        lambda runs: waited_for.append([r.name for r in runs]) or original(runs),
+    )
+    at = run_app()
+    at.chat_input[0].set_value("Hi! I'm Chiru.").run()
+    assert waited_for == [list(at.session_state["session"].lanes)]
 
 
 def test_the_empty_page_has_no_charts_and_replies_default_to_80_tokens(fake_transport):
