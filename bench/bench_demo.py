@@ -930,7 +930,8 @@ def main() -> None:
     parser.add_argument(
         "--browser-profile",
         action="store_true",
-        help="also sample the page's scripts (V8's profiler) and print their seconds per file",
+        help="also sample the page's scripts (V8's profiler) and print their seconds per "
+        "file and per function",
     )
     parser.add_argument("--worker", choices=sorted(SETTINGS), help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -1,6 +1,7 @@
 """The main page's controls for showing the lanes to a room: Stop (every lane or one), the
-recorded FinCoach demo, a streamed reply box that redraws at a steady pace, and a small
-note while the embedded model warms up (reads the lanes' prompts before the first turn).
+recorded FinCoach demo, a streamed reply box that redraws at a steady pace, the bounded
+waits before a turn is begun (warm-ups settling) and drawn (every lane's first piece), and a
+small note while the embedded model warms up (reads the lanes' prompts before the first turn).
 
 Self-contained: app.py calls these in a few lines, so the page's layout stays its own.
 """
