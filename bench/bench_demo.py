@@ -47,8 +47,12 @@ Machines differ: after its demo each worker probes the model's raw speed in the 
 (bench_embedded's requests: prompt tokens read per second, tokens written per second by six
 requests at once) and prints it next to the issue's reference machine (290 / 145 tokens/s).
 Per turn it prints the model floor (tokens read / prompt speed + tokens written / generation
-speed): what the model alone needs, so wall − floor is what the app adds. Also per turn: how
-many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
+speed): what the model alone needs at the probe's shapes (short prompts, six at once). And
+the replay floor: after the demo, each turn's own calls are sent again with no page drawing,
+in the same slots and writing as much, each once the calls that had ended before it in the
+demo have ended (`replay_floor`): what the model needs for this demo's calls at their own
+context lengths and concurrency, so wall − replay is what the page and the app's scheduling
+add. Also per turn: how many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
 closes the run; the targets themselves are judged on the measured figures only.
 
     .venv/bin/python bench/bench_demo.py [--only new,schema,busy,unshared,unpinned,base,old] [--turns 5]
@@ -174,6 +178,8 @@ class Calls:
             return max(self.turn_started, default=0)
 
     def wrap(self, stream):
+        self.send = stream  # unwrapped: the replay (`replay_floor`) is not recorded
+
         def timed(request, settings, on_delta=None, **route):
             turn = self.current_turn()
             began = time.perf_counter()
@@ -205,6 +211,8 @@ class Calls:
                         "prompt": (usage.input or 0) if usage else 0,
                         "cached": details.get("cached_tokens", 0),
                         "output": (usage.output or 0) if usage else 0,
+                        # what `replay_floor` sends again: never printed or saved
+                        "call": (request, settings, route),
                     }
                 )
             return reply
@@ -607,6 +615,8 @@ def collect(patched: Patched, info: Any, turns: int, started: float, ended: floa
                 ],
             }
         )
+    for t, (seconds, read, written) in enumerate(replay_floor(calls, bounds), 1):
+        per_turn[t - 1].update(replay_s=seconds, replay_read=read, replay_written=written)
     machine = probe_machine()  # after the demo: its requests never warm the demo's slots
     return {
         "setting": name,
@@ -650,6 +660,67 @@ def facts_kept(result: dict[str, Any]) -> dict[str, int]:
         text = json.dumps(facts, ensure_ascii=False)
         kept[name] = sum(Answer(value).found_in(text) for _, value in DEMO_FACTS)
     return kept
+
+
+def replay_floor(calls: Calls, bounds: list[float]) -> list[tuple[float, int, int]]:
+    """The model's own time for each turn's calls, replayed after the demo with no page
+    drawing: per turn (seconds, prompt tokens read, tokens written).
+
+    Every call the demo made in a turn is sent again as it was (its request, settings and
+    slot), writing as many tokens as it wrote then, and none is sent before every call that
+    had ended before it was sent in the demo has ended here (so a lane's extraction still
+    follows its reply, a warm-up its upkeep); calls that overlapped then overlap here. The
+    turn ends when its last call does, and the next one starts. The calls of the warm-up
+    before turn 1 are replayed first, untimed, so the slots hold what they held then.
+    What the demo took beyond this is the page and the app's scheduling, not the model."""
+    with calls.lock:
+        rows = list(calls.rows)
+
+    def send(row: dict[str, Any]) -> Any:
+        request, settings, route = row["call"]
+        if not row["warm"]:
+            settings = settings.with_(max_tokens=max(1, row["output"]))
+        return calls.send(request, settings, None, **route)
+
+    _replay_wave([r for r in rows if r["turn"] == 0], send)
+    out = []
+    for t, bound in enumerate(bounds, 1):
+        turn = sorted(
+            (r for r in rows if r["turn"] == t and r["began"] < bound), key=lambda r: r["began"]
+        )
+        started = time.perf_counter()
+        replies = _replay_wave(turn, send)
+        read = written = 0
+        for reply in replies:
+            usage = getattr(reply, "usage", None)
+            if usage is not None:
+                read += (usage.input or 0) - (usage.details or {}).get("cached_tokens", 0)
+                written += usage.output or 0
+        out.append((time.perf_counter() - started, read, written))
+    return out
+
+
+def _replay_wave(rows: list[dict[str, Any]], send: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """Send `rows`' calls, each once every call that ended before it began (in the demo) has
+    ended here; returns the replies once all have come back."""
+    done = [threading.Event() for _ in rows]
+    replies: list[Any] = [None] * len(rows)
+
+    def one(i: int) -> None:
+        try:
+            for j, other in enumerate(rows):
+                if other["ended"] <= rows[i]["began"]:
+                    done[j].wait()
+            replies[i] = send(rows[i])
+        finally:
+            done[i].set()
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(rows))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return replies
 
 
 PROBE_REQUESTS, PROBE_TOKENS = 6, 48  # bench_embedded's defaults: 6 lanes, short replies
@@ -775,7 +846,7 @@ def show(result: dict[str, Any]) -> None:
     m = result["machine"]
     print(
         "turn   wall s  replies/upkeep done s  first token s (min–max)  prompt (read)    reply  "
-        "upkeep calls in(read)/out  warm(read)  model floor s  facts parsed  statuses"
+        "upkeep calls in(read)/out  warm(read)  model floor s  replay s  facts parsed  statuses"
     )
     for t in result["turns"]:
         floor = floor_s(t, m["prompt_tps"], m["generation_tps"])
@@ -785,12 +856,15 @@ def show(result: dict[str, Any]) -> None:
             f"{t['prompt']:>6} ({t['prompt_read']:>5})  {t['reply']:>6}  "
             f"{t['upkeep_calls']:>5} {t['upkeep_in']:>5}({t['upkeep_read']:>5})/{t['upkeep_out']:<5}"
             f"  {t['warm_calls']:>3}({t['warm_read']:>5})"
-            f"  {floor:>13.1f}  {t['extractions_parsed']:>6} of {t['extractions']:<3}"
+            f"  {floor:>13.1f}  {t.get('replay_s', float('nan')):>8.1f}"
+            f"  {t['extractions_parsed']:>6} of {t['extractions']:<3}"
             f"  {','.join(t['statuses'])}"
         )
     print(
         "model floor: (tokens read) / prompt speed + (tokens written) / generation speed, at "
-        "this machine's probed speeds; wall − floor is the app's overhead and the waiting. "
+        "this machine's probed speeds (short prompts, six at once). replay: the turn's own calls "
+        "sent again after the demo with no page, each after the calls that had ended before it "
+        "(replay_floor); wall − replay is the page's and the app's scheduling. "
         "facts parsed: extraction replies the memory core could read (MaintenanceCall.error None)"
     )
     lanes_n = len(result["turns"][0]["ttft_s"])
@@ -887,6 +961,10 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
         "worst wait, last call to next first token s": max(waits) if waits else float("nan"),
         "model floor, demo s": sum(floors),
         "overhead (demo − floor) s": result["demo_s"] - sum(floors),
+        "demo ÷ model floor": result["demo_s"] / sum(floors),
+        "replay floor, demo s": sum(t.get("replay_s", float("nan")) for t in turns),
+        "demo ÷ replay floor": result["demo_s"]
+        / sum(t.get("replay_s", float("nan")) for t in turns),
         "facts parsed (of extractions)": sum(t["extractions_parsed"] for t in turns),
         "extractions": sum(t["extractions"] for t in turns),
         "extracted values ungrounded (not stored)": sum(t.get("ungrounded", 0) for t in turns),
