@@ -20,6 +20,7 @@ from ui.safe import md, plain
 from ui.sidebar import render_sidebar
 
 navigation.page_config("Memory Lab", "🧠")
+QUIET_PAGE_CSS = "[data-testid='stStatusWidget'] { display: none; }"
 
 st.session_state.setdefault("config", AppConfig.default())
 st.session_state.setdefault("session", None)
@@ -99,7 +100,13 @@ def start_turn(text: str) -> None:
     st.rerun()
 
 
-message = st.chat_input(
+# While lanes stream, the page script runs for the whole turn: Streamlit's animated "running"
+# badge then repaints many times a second, and a chat input pinned to the page's bottom keeps
+# a 17 ms timer reading the page's height (forced layouts). Both took the cores from the model,
+# whose two threads wait for each other after every layer: the badge is hidden (Stop is on the
+# page) and the input sits in the page's flow, under the header.
+st.html(f"<style>{QUIET_PAGE_CSS}</style>")
+message = st.container().chat_input(
     "Message every lane at once…",
     disabled=busy,
     max_chars=MAX_MESSAGE_CHARS,

@@ -148,6 +148,14 @@ def test_the_recorded_demo_plays_to_the_end_at_once(app_url):
         page.screenshot(path=str(ARTIFACTS / "main-recorded-demo.png"))
 
 
+QUIET_WHILE_STREAMING = """() => {
+    const badge = document.querySelector('[data-testid=stStatusWidget]');
+    const input = document.querySelector('[data-testid=stChatInput]');
+    return Boolean(input) && !input.closest('[data-testid=stBottom]')
+        && (!badge || getComputedStyle(badge).display === 'none');
+}"""
+
+
 def test_stop_cancels_a_turn_mid_way_and_memory_never_sees_it(app_url):
     with chromium() as page:
         open_page(page, app_url, max_tokens=400)  # long replies: there is time to stop
@@ -158,6 +166,10 @@ def test_stop_cancels_a_turn_mid_way_and_memory_never_sees_it(app_url):
         stop.wait_for(timeout=TURN_TIMEOUT_MS)
         # wait for a lane to be visibly streaming (its cursor), then stop mid-reply
         page.get_by_text("▌").first.wait_for(timeout=TURN_TIMEOUT_MS)
+        # nothing animates or polls the page's height while the lanes stream: Streamlit's
+        # running badge is hidden and the input is not pinned to the bottom (both took the
+        # model's cores)
+        assert page.evaluate(QUIET_WHILE_STREAMING), "the page repaints while lanes stream"
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "main-stop-before.png"))
         stop.click()
