@@ -52,8 +52,9 @@ the replay floor: after the demo, each turn's own calls are sent again with no p
 in the same slots and writing as much, each once the calls that had ended before it in the
 demo have ended (`replay_floor`): what the model needs for this demo's calls at their own
 context lengths and concurrency, so wall − replay is what the page and the app's scheduling
-add. Also per turn: how many fact-extraction replies parsed. A clearly labelled estimate at the reference speed
-closes the run; the targets themselves are judged on the measured figures only.
+add (`--timeline` prints what the replay read and wrote beside the demo's). Also per turn: how
+many fact-extraction replies parsed. A clearly labelled estimate at the reference speed closes
+the run; the targets themselves are judged on the measured figures only.
 
     .venv/bin/python bench/bench_demo.py [--only new,schema,busy,unshared,unpinned,base,old] [--turns 5]
         [--repeat N] [--timeline] [--browser-profile]
@@ -923,6 +924,13 @@ def show_timeline(result: dict[str, Any]) -> None:
                 f"{turn['wall_s']:.1f}; {turn['browser_busy_to_first']:.1f} s of it before the "
                 "turn's last first token"
             )
+        if "replay_s" in turn:
+            print(
+                f"{turn['turn']:>4}  replayed with no page: {turn['replay_s']:.1f} s, read "
+                f"{turn['replay_read']}, wrote {turn['replay_written']} (the demo: read "
+                f"{turn['prompt_read'] + turn['upkeep_read'] + turn['warm_read']}, wrote "
+                f"{turn['reply'] + turn['upkeep_out'] + turn['warm_calls']})"
+            )
         for c in turn["calls"]:
             first = f"{c['first']:7.1f}" if c["first"] is not None else f"{'-':>7}"
             print(
@@ -954,6 +962,7 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
     waits = waits_between_turns(turns)
     m = result["machine"]
     floors = [floor_s(t, m["prompt_tps"], m["generation_tps"]) for t in turns]
+    replayed = sum(t.get("replay_s", float("nan")) for t in turns)
     return {
         "median turn s": statistics.median(t["wall_s"] for t in turns),
         "demo s": result["demo_s"],
@@ -962,9 +971,8 @@ def totals(result: dict[str, Any]) -> dict[str, float]:
         "model floor, demo s": sum(floors),
         "overhead (demo − floor) s": result["demo_s"] - sum(floors),
         "demo ÷ model floor": result["demo_s"] / sum(floors),
-        "replay floor, demo s": sum(t.get("replay_s", float("nan")) for t in turns),
-        "demo ÷ replay floor": result["demo_s"]
-        / sum(t.get("replay_s", float("nan")) for t in turns),
+        "replay floor, demo s": replayed,
+        "demo ÷ replay floor": result["demo_s"] / replayed,
         "facts parsed (of extractions)": sum(t["extractions_parsed"] for t in turns),
         "extractions": sum(t["extractions"] for t in turns),
         "extracted values ungrounded (not stored)": sum(t.get("ungrounded", 0) for t in turns),
