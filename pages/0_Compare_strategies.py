@@ -21,6 +21,7 @@ from ui.sidebar import render_sidebar
 
 navigation.page_config("Memory Lab", "🧠")
 QUIET_PAGE_CSS = "[data-testid='stStatusWidget'] { display: none; }"
+DETAILS_LATER = "Figures, payload and chart when every lane has answered."
 
 st.session_state.setdefault("config", AppConfig.default())
 st.session_state.setdefault("session", None)
@@ -151,21 +152,33 @@ def lane_column(name: str) -> None:
     pending = name in session.pending_lanes()
     latest = lane.turns[-1] if lane.turns else None
     lane_view.conversation(lane, upto=turn if (pending or latest) else turn + 1)
+    # the same places in both branches: reply box, status lines, then details (the chart
+    # while the lane answers), so a page run that ends a lane's turn replaces, not repeats
+    box = st.container(height=demo_controls.REPLY_HEIGHT, border=True)
+    status = st.container()
     if pending:  # the run goes on in the session's thread; this draws it, or attaches again
-        latest = demo_controls.follow(session.start_lane(name, turn))
+        if lane.turns:  # the chart of the turns answered so far stays in view below the reply
+            lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn - 1}")
+        latest = demo_controls.follow(session.start_lane(name, turn), box)
         if session.finish_turn_once(turn):
             st.rerun()  # the last lane to finish redraws the page with everyone's results
-    else:
-        lane_view.reply_box(demo_controls.shown_reply(session, name, latest, turn))
+        with status:  # other lanes still answer or keep their memory: this turn's figures,
+            # payload and chart wait for that page run, drawn once, not while the model works
+            if not demo_controls.cancelled_line(latest):
+                lane_view.status_line(latest)
+            st.caption(DETAILS_LATER)
+        return
+    lane_view.reply_box(demo_controls.shown_reply(session, name, latest, turn), box)
     if latest is None or latest.turn != turn:
         if lane.turns:  # before the first turn: no empty axes
             lane_view.chart(lane, key=f"chart-{session.id}-{name}-{turn}")
         return
-    if not demo_controls.cancelled_line(latest):
-        lane_view.status_line(latest)
-    if lane.can_retry(turn) and st.button("Retry this lane", key=f"retry-{name}-{turn}"):
-        session.retry(name)
-        st.rerun()
+    with status:
+        if not demo_controls.cancelled_line(latest):
+            lane_view.status_line(latest)
+        if lane.can_retry(turn) and st.button("Retry this lane", key=f"retry-{name}-{turn}"):
+            session.retry(name)
+            st.rerun()
     own = choices.get(name)
     lane_view.figures(lane, latest, price=config.lane_price(own), window=config.lane_window(own))
     lane_view.facts_panel(lane, latest)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from lanes.lane import ERROR, INCOMPLETE, OVERFLOW, Lane, LaneTurn, MaintenanceRecord
 from present.lanes import LANE_LEGEND, lane_figure
@@ -74,10 +75,12 @@ def status_line(record: LaneTurn) -> None:
         )
 
 
-def reply_box(text: str, *, height: int = 230) -> Callable[[str], None]:
-    """A fixed-height box showing `text` as text (never as Markdown: a reply is untrusted);
-    returns a function that appends streamed text."""
-    box = st.container(height=height, border=True)
+def reply_box(
+    text: str, box: DeltaGenerator | None = None, *, height: int = 230
+) -> Callable[[str], None]:
+    """A fixed-height box (or `box`) showing `text` as text (never as Markdown: a reply is
+    untrusted); returns a function that appends streamed text."""
+    box = box or st.container(height=height, border=True)
     slot = box.empty()
     slot.markdown(plain(text) or "…")
     shown = [text]

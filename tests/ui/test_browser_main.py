@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -93,10 +94,47 @@ def lane_chart_points(page) -> list[list[int]]:
     )
 
 
+DETAILS_LATER = "Figures, payload and chart when every lane has answered."
+# a lane's column (the last one drawn: a page run's previous copy can still be there)
+LANE_COLUMN_JS = """title => {
+    const columns = [...document.querySelectorAll('[data-testid="stColumn"]')].filter(c =>
+        [...c.querySelectorAll('h4')].some(h => h.innerText.trim() === title));
+    return columns.length ? columns[columns.length - 1] : null;
+}"""
+
+
+def finished_lane_while_others_keep_memory(page, timeout_s: float = 300.0) -> str:
+    """The Full buffer column's text at the first moment it has ended turn 1 (its details,
+    or the note that they come later) while the Entity memory lane still runs its upkeep;
+    read in one script, so both columns are seen at the same instant."""
+    snap_js = f"""() => {{
+        const column = {LANE_COLUMN_JS};
+        return ['Entity memory', 'Full buffer'].map(t => column(t)?.innerText || '');
+    }}"""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        entity, full = page.evaluate(snap_js)
+        ended = DETAILS_LATER in full or "Payload · turn 1" in full
+        if "upkeep (summary / facts) running" in entity and ended:
+            return full
+        assert "Payload · turn 1" not in entity, "never saw Full buffer end before Entity memory"
+        page.wait_for_timeout(50)
+    raise AssertionError("Entity memory's upkeep was never seen running")
+
+
 def test_two_messages_stream_into_six_lanes_with_exact_payloads(app_url):
     with chromium() as page:
         open_page(page, app_url)
-        send(page, "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.", 1)
+        box = page.get_by_placeholder("Message every lane at once…")
+        box.fill("Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.")
+        box.press("Enter")
+        # a lane that has answered while another keeps its memory draws no figures, payload
+        # or chart yet: drawn then, they took the cores from the model's upkeep calls
+        full = finished_lane_while_others_keep_memory(page)
+        assert DETAILS_LATER in full and "Payload · turn 1" not in full, full
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "main-details-later.png"))
+        wait_for_turn(page, 1)
         send(page, "What is my name?", 2)
 
         body = shown_payload(page, "Full buffer", 2)
