@@ -163,6 +163,15 @@ REFERENCE_PROMPT_TPS, REFERENCE_GENERATION_TPS = 290.0, 145.0
 # ---- the worker: one setting, in its own process -------------------------------------------
 
 
+def usage_counts(reply: Any) -> tuple[int, int, int]:
+    """A reply's (prompt tokens, of them cached, tokens written); zeros where it has no usage
+    (a call that failed)."""
+    usage = getattr(reply, "usage", None)
+    if usage is None:
+        return 0, 0, 0
+    return usage.input or 0, dict(usage.details or {}).get("cached_tokens", 0), usage.output or 0
+
+
 class Calls:
     """Every model call the app makes (lane replies and upkeep), timed and with its usage."""
 
@@ -193,8 +202,7 @@ class Calls:
                     on_delta(text)
 
             reply = stream(request, settings, delta, **route)
-            usage = reply.usage
-            details = dict(usage.details) if usage is not None else {}
+            prompt, cached, output = usage_counts(reply)
             warm = getattr(settings, "max_tokens", None) == 1  # a warm-up's one token
             with self.lock:
                 self.rows.append(
@@ -209,9 +217,9 @@ class Calls:
                         "began": began,
                         "first": first[0] if first else None,
                         "ended": time.perf_counter(),
-                        "prompt": (usage.input or 0) if usage else 0,
-                        "cached": details.get("cached_tokens", 0),
-                        "output": (usage.output or 0) if usage else 0,
+                        "prompt": prompt,
+                        "cached": cached,
+                        "output": output,
                         # what `replay_floor` sends again: never printed or saved
                         "call": (request, settings, route),
                     }
@@ -691,12 +699,9 @@ def replay_floor(calls: Calls, bounds: list[float]) -> list[tuple[float, int, in
         )
         started = time.perf_counter()
         replies = _replay_wave(turn, send)
-        read = written = 0
-        for reply in replies:
-            usage = getattr(reply, "usage", None)
-            if usage is not None:
-                read += (usage.input or 0) - (usage.details or {}).get("cached_tokens", 0)
-                written += usage.output or 0
+        counts = [usage_counts(reply) for reply in replies]
+        read = sum(prompt - cached for prompt, cached, _ in counts)
+        written = sum(output for _, _, output in counts)
         out.append((time.perf_counter() - started, read, written))
     return out
 

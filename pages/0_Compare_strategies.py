@@ -21,7 +21,6 @@ from ui.sidebar import render_sidebar
 
 navigation.page_config("Memory Lab", "🧠")
 QUIET_PAGE_CSS = "[data-testid='stStatusWidget'] { display: none; }"
-DETAILS_LATER = "Figures, payload and chart when every lane has answered."
 
 st.session_state.setdefault("config", AppConfig.default())
 st.session_state.setdefault("session", None)
@@ -166,7 +165,7 @@ def lane_column(name: str) -> None:
             # payload and chart wait for that page run, drawn once, not while the model works
             if not demo_controls.cancelled_line(latest):
                 lane_view.status_line(latest)
-            st.caption(DETAILS_LATER)
+            st.caption(lane_view.DETAILS_LATER)
         return
     lane_view.reply_box(demo_controls.shown_reply(session, name, latest, turn), box)
     if latest is None or latest.turn != turn:

@@ -78,14 +78,13 @@ class Paced:
         return max(0.0, self._last + self.every - self.clock())
 
 
-def follow(live: LiveRun, box: DeltaGenerator | None = None) -> LaneTurn:
+def follow(live: LiveRun, box: DeltaGenerator) -> LaneTurn:
     """Draw a running lane's turn from its live buffer (lanes/live.py) in a fixed-height box
     until the run is done, and return its record. The first piece goes on screen at once,
     then at most one redraw every REDRAW_EVERY_S, and one every IDLE_REDRAW_S while nothing
     comes (an st call is where a full page rerun stops this reader: the run goes on in the
     session's thread, and the next page run's fragment attaches to it where its text has got
-    to). `box`: the container to draw in (default: a new one)."""
-    box = box or st.container(height=REPLY_HEIGHT, border=True)
+    to). `box`: the lane's reply box (REPLY_HEIGHT high), drawn in place."""
     slot = box.empty()
     paced = Paced()
     view = live.view()

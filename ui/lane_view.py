@@ -75,12 +75,9 @@ def status_line(record: LaneTurn) -> None:
         )
 
 
-def reply_box(
-    text: str, box: DeltaGenerator | None = None, *, height: int = 230
-) -> Callable[[str], None]:
-    """A fixed-height box (or `box`) showing `text` as text (never as Markdown: a reply is
-    untrusted); returns a function that appends streamed text."""
-    box = box or st.container(height=height, border=True)
+def reply_box(text: str, box: DeltaGenerator) -> Callable[[str], None]:
+    """The lane's fixed-height reply `box`, showing `text` as text (never as Markdown: a reply
+    is untrusted); returns a function that appends streamed text."""
     slot = box.empty()
     slot.markdown(plain(text) or "…")
     shown = [text]
@@ -90,6 +87,10 @@ def reply_box(
         slot.markdown(plain(shown[0]) + " ▌")
 
     return append
+
+
+# below a lane that has answered while others still answer or keep their memory
+DETAILS_LATER = "Figures, payload and chart when every lane has answered."
 
 
 def figures(lane: Lane, record: LaneTurn, *, price: Price | None, window: int | None) -> None:

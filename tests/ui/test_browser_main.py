@@ -15,6 +15,7 @@ from tests.browser_support import (
     wait_for_chat_input,
     wait_for_idle,
 )
+from ui.lane_view import DETAILS_LATER
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded]
 
@@ -94,7 +95,6 @@ def lane_chart_points(page) -> list[list[int]]:
     )
 
 
-DETAILS_LATER = "Figures, payload and chart when every lane has answered."
 # a lane's column (the last one drawn: a page run's previous copy can still be there)
 LANE_COLUMN_JS = """title => {
     const columns = [...document.querySelectorAll('[data-testid="stColumn"]')].filter(c =>
