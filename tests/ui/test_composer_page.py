@@ -5,6 +5,7 @@ fields, JSON import (a malformed file changes nothing) and export, and "Add as l
 from __future__ import annotations
 
 import json
+import time
 
 import pandas as pd
 import pytest
@@ -200,9 +201,20 @@ def test_add_as_lane_registers_it_and_puts_it_on_the_main_page():
     assert "My mix" in at.button_group(key="tune-strategies").options
 
 
+def until_the_input_is_free(at: AppTest, bound_s: float = 30.0) -> None:
+    """Run the page again until its message box is enabled, for at most `bound_s`: in a
+    browser the page's watcher (a timed fragment, which AppTest never runs) redraws the page
+    when the last lane's own redraw came after the run had ended."""
+    deadline = time.monotonic() + bound_s
+    while at.chat_input[0].proto.disabled and time.monotonic() < deadline:
+        time.sleep(0.05)
+        at.run()
+
+
 def test_the_preview_replays_the_main_pages_conversation(fake_transport):
     at = app_page(MAIN_PAGE)
     at.chat_input[0].set_value("My name is Chiru and I save ₹20,000 a month.").run()
+    until_the_input_is_free(at)
     at.chat_input[0].set_value("What should I do next?").run()
     assert not at.exception, at.exception
     at.switch_page(PAGE)
